@@ -1,0 +1,37 @@
+"""helpers: the package behind the book *Why Attention Works*.
+
+Every mechanism, experiment and figure of the book lives here, one concept per module; the
+book's chapters import it and show its source, so the code a reader sees is the code the tests
+run. Tensor layout follows :func:`torch.nn.functional.scaled_dot_product_attention`:
+query ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)``; modules take
+``(B, L, D)``. Boolean masks: ``True`` means "may attend".
+
+Modules (each public name is re-exported here):
+
+- :mod:`helpers.attention` -- score functions and scaled dot-product attention (chapters 2-3)
+- :mod:`helpers.masks` -- boolean mask builders (chapter 5)
+- :mod:`helpers.multihead` -- multi-head, grouped-query and multi-query attention, KV cache (chapters 4, 6)
+- :mod:`helpers.positional` -- sinusoidal, learned, T5 relative, ALiBi, RoPE (chapter 6)
+- :mod:`helpers.blocks` -- Transformer blocks (Pre-LN, Post-LN) and tiny models
+- :mod:`helpers.rnn` -- GRU encoder-decoder with and without attention (chapter 1)
+- :mod:`helpers.efficient` -- sliding-window, sparse, linear, Performer, Linformer, chunked (chapters 5-6)
+- :mod:`helpers.vision` -- channel (SE) and spatial (CBAM) attention (chapter 5)
+- :mod:`helpers.diagnostics` -- entropy, saturation, gradient norms, rollout (chapters 3, 6)
+- :mod:`helpers.tasks`, :mod:`helpers.train` -- seeded synthetic tasks and a small training loop
+- :mod:`helpers.viz` -- Plotly figures, ipywidgets explorers, BertViz wrapper
+- :mod:`helpers.exercises` -- checkers for the labs' exercises
+"""
+
+from .attention import *  # noqa: F401,F403
+from .masks import *  # noqa: F401,F403
+from .multihead import *  # noqa: F401,F403
+from .positional import *  # noqa: F401,F403
+from .blocks import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .efficient import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
+from .diagnostics import *  # noqa: F401,F403
+from .tasks import *  # noqa: F401,F403
+from .train import *  # noqa: F401,F403
+
+__version__ = "0.1.0"
