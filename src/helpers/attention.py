@@ -1,3 +1,570 @@
-"""Work in progress: being written (see the issue that owns this module)."""
+"""Score functions and scaled dot-product attention: the core kernel of the book.
 
-__all__: list[str] = []
+Explained in chapter 2 (why a dot product: the score functions) and chapter 3 (why scale by
+sqrt(d_k): :func:`scaled_dot_product_attention`).
+
+Shape legend (the layout of :func:`torch.nn.functional.scaled_dot_product_attention`)::
+
+    B     batch size
+    H     query heads                    H_kv  key/value heads (H_kv divides H for GQA/MQA)
+    L     query length (target)          S     key/value length (source)
+    E     query/key feature size         Ev    value feature size
+    A     hidden size of additive (Bahdanau) attention
+
+Any number of leading batch dimensions ``...`` is accepted where a shape says ``(..., L, E)``;
+the usual case is ``(B, H, L, E)``.
+
+Masks: a boolean ``attn_mask`` says ``True`` = "may attend"; a float ``attn_mask`` is added to
+the scores. Softmax is always computed in float32 and the result cast back to the input dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "dot_scores",
+    "scaled_dot_scores",
+    "cosine_scores",
+    "neg_euclidean_scores",
+    "general_scores",
+    "additive_scores",
+    "masked_softmax",
+    "attention_weights",
+    "scaled_dot_product_attention",
+    "GeneralAttention",
+    "AdditiveAttention",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks (kept apart so that the kernels below read like the maths)
+# --------------------------------------------------------------------------------------------
+
+
+def _check_tensor(name: str, x: object, min_dim: int = 2) -> None:
+    """Raise TypeError/ValueError unless ``x`` is a finite floating tensor with ``min_dim`` dims."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if x.dim() < min_dim:
+        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or inf values (shape {tuple(x.shape)})")
+
+
+def _check_query_key(query: Tensor, key: Tensor) -> None:
+    """Checks shared by the score functions: finite tensors, same dtype, same E, broadcastable."""
+    _check_tensor("query", query)
+    _check_tensor("key", key)
+    if key.dtype != query.dtype:
+        raise TypeError(f"query and key must have the same dtype, got query {query.dtype} and key {key.dtype}")
+    if query.size(-1) != key.size(-1):
+        raise ValueError(
+            f"query and key must have the same feature size E (last dim), got query {tuple(query.shape)} "
+            f"and key {tuple(key.shape)}"
+        )
+    _broadcast_batch("query", query, "key", key)
+
+
+def _broadcast_batch(name_a: str, a: Tensor, name_b: str, b: Tensor) -> torch.Size:
+    """Broadcast the batch dims (all but the last two) of two tensors, or raise ValueError."""
+    try:
+        return torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the batch dimensions of {name_a} {tuple(a.shape)} and {name_b} {tuple(b.shape)} do not broadcast"
+        ) from None
+
+
+def _check_mask(attn_mask: object, query: Tensor, weights_shape: tuple[int, ...]) -> None:
+    """Raise unless ``attn_mask`` is a bool mask, or a float mask of the query's dtype, that
+    broadcasts to ``weights_shape`` without enlarging it."""
+    if not isinstance(attn_mask, Tensor):
+        raise TypeError(f"attn_mask must be a torch.Tensor or None, got {type(attn_mask).__name__}")
+    if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+        raise TypeError(
+            f"attn_mask must be a bool tensor (True = may attend) or a float tensor added to the scores, "
+            f"got dtype {attn_mask.dtype}; for a 0/1 integer mask use attn_mask.bool()"
+        )
+    if attn_mask.is_floating_point() and attn_mask.dtype != query.dtype:
+        raise TypeError(
+            f"a float attn_mask must have the query's dtype {query.dtype}, got {attn_mask.dtype}"
+        )
+    if attn_mask.device != query.device:
+        raise ValueError(f"attn_mask is on {attn_mask.device} but query is on {query.device}")
+    ok = attn_mask.dim() >= 2
+    if ok:
+        try:
+            ok = torch.broadcast_shapes(attn_mask.shape, weights_shape) == torch.Size(weights_shape)
+        except RuntimeError:
+            ok = False
+    if not ok:
+        raise ValueError(
+            f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to the attention weights' "
+            f"shape {tuple(weights_shape)} (..., L, S); use e.g. (L, S), (B, 1, L, S) or (B, 1, 1, S)"
+        )
+    if attn_mask.is_floating_point() and (attn_mask.isnan().any() or attn_mask.isposinf().any()):
+        raise ValueError("a float attn_mask may hold finite values and -inf only, got NaN or +inf")
+
+
+def _check_sdpa_inputs(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float | None,
+    enable_gqa: bool,
+) -> None:
+    """Every check of :func:`scaled_dot_product_attention`, with messages that name the argument."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(name, x, min_dim=3 if enable_gqa else 2)
+        if x.dtype != query.dtype:
+            raise TypeError(f"query, key and value must share a dtype, got query {query.dtype}, {name} {x.dtype}")
+        if x.device != query.device:
+            raise ValueError(f"query, key and value must be on one device, got query {query.device}, {name} {x.device}")
+    shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+    if query.size(-1) != key.size(-1) or query.size(-1) == 0:
+        raise ValueError(f"query and key must have the same feature size E >= 1 (last dim), got {shapes}")
+    if key.size(-2) != value.size(-2):
+        raise ValueError(f"key and value must have the same length S (dim -2), got {shapes}")
+    if enable_gqa:
+        if key.size(-3) == 0 or value.size(-3) == 0 or query.size(-3) % key.size(-3) or query.size(-3) % value.size(-3):
+            raise ValueError(f"with enable_gqa the key/value heads (dim -3) must divide the query heads, got {shapes}")
+    heads = (query.size(-3),) if enable_gqa else ()  # after repeat_interleave, key/value have H heads
+    k_batch, v_batch = (x.shape[: -3 if enable_gqa else -2] + heads for x in (key, value))
+    try:
+        batch = torch.broadcast_shapes(query.shape[:-2], k_batch, v_batch)
+    except RuntimeError:
+        hint = "" if enable_gqa else " (different head counts need enable_gqa=True)"
+        raise ValueError(f"the batch dimensions (all but the last two) do not broadcast{hint}: {shapes}") from None
+    if not isinstance(is_causal, bool):
+        raise TypeError(f"is_causal must be a bool, got {is_causal!r}")
+    if is_causal and attn_mask is not None:
+        raise ValueError("pass either attn_mask or is_causal=True, not both (as in torch)")
+    if attn_mask is not None:
+        _check_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
+    if not isinstance(dropout_p, (int, float)) or isinstance(dropout_p, bool) or not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be a number in [0, 1), got {dropout_p!r}")
+    if scale is not None and (not isinstance(scale, (int, float)) or not math.isfinite(scale)):
+        raise ValueError(f"scale must be a finite number or None, got {scale!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Score functions (chapter 2): query (..., L, E), key (..., S, E) -> scores (..., L, S)
+# --------------------------------------------------------------------------------------------
+
+
+def dot_scores(query: Tensor, key: Tensor) -> Tensor:
+    """Dot-product scores ``q_i . k_j`` for every query/key pair, as one matrix product.
+
+    Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural Machine
+    Translation" ("dot"). Explained in chapter 2.
+
+    Args:
+        query: Queries.
+        key: Keys, with the same feature size E.
+
+    Returns:
+        The scores ``query @ key^T``.
+
+    Shape:
+        query ``(..., L, E)``, key ``(..., S, E)`` -> ``(..., L, S)``.
+    """
+    _check_query_key(query, key)
+    return query @ key.transpose(-2, -1)  # (..., L, E) x (..., E, S) -> (..., L, S)
+
+
+def scaled_dot_scores(query: Tensor, key: Tensor, *, scale: float | None = None) -> Tensor:
+    """Scaled dot-product scores ``q_i . k_j / sqrt(E)``.
+
+    Vaswani et al. (2017), "Attention Is All You Need", eq. 1. Explained in chapter 3: the
+    scale keeps the variance of the scores at 1 when q and k have unit-variance entries.
+
+    Args:
+        query: Queries.
+        key: Keys, with the same feature size E.
+        scale: Factor applied to the dot products; ``None`` means ``1 / sqrt(E)``.
+
+    Returns:
+        The scaled scores.
+
+    Shape:
+        query ``(..., L, E)``, key ``(..., S, E)`` -> ``(..., L, S)``.
+    """
+    _check_query_key(query, key)
+    if scale is not None and (not isinstance(scale, (int, float)) or not math.isfinite(scale)):
+        raise ValueError(f"scale must be a finite number or None, got {scale!r}")
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    return query @ key.transpose(-2, -1) * scale_factor  # (..., L, E) x (..., E, S) -> (..., L, S)
+
+
+def cosine_scores(query: Tensor, key: Tensor, *, eps: float = 1e-8) -> Tensor:
+    """Cosine-similarity scores ``q_i . k_j / (max(|q_i|, eps) max(|k_j|, eps))``, in [-1, 1].
+
+    Used by Graves et al. (2014), "Neural Turing Machines" (content addressing). Explained in
+    chapter 2: bounded scores can never saturate the softmax, but also cannot grow sharp without
+    an extra temperature.
+
+    Args:
+        query: Queries.
+        key: Keys, with the same feature size E.
+        eps: Lower bound on each vector's norm, so a zero vector gives score 0, not NaN.
+
+    Returns:
+        The cosine similarities.
+
+    Shape:
+        query ``(..., L, E)``, key ``(..., S, E)`` -> ``(..., L, S)``.
+    """
+    _check_query_key(query, key)
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps!r}")
+    q_unit = query / query.norm(dim=-1, keepdim=True).clamp_min(eps)  # (..., L, E)
+    k_unit = key / key.norm(dim=-1, keepdim=True).clamp_min(eps)  # (..., S, E)
+    return q_unit @ k_unit.transpose(-2, -1)  # (..., L, E) x (..., E, S) -> (..., L, S)
+
+
+def neg_euclidean_scores(query: Tensor, key: Tensor) -> Tensor:
+    """Negative squared Euclidean distance ``-|q_i - k_j|^2``: the nearer the key, the higher.
+
+    Computed without an ``(L, S, E)`` difference tensor, by the expansion
+    ``|q - k|^2 = |q|^2 - 2 q.k + |k|^2`` (one matrix product). Rounding can make a distance
+    slightly negative; it is clamped at 0, so every score is ``<= 0``. Explained in chapter 2:
+    it equals ``2 q.k`` up to terms that depend on one side only, and the ``-|q|^2`` term cancels
+    in the softmax over keys.
+
+    Args:
+        query: Queries.
+        key: Keys, with the same feature size E.
+
+    Returns:
+        Minus the squared distances.
+
+    Shape:
+        query ``(..., L, E)``, key ``(..., S, E)`` -> ``(..., L, S)``.
+    """
+    _check_query_key(query, key)
+    q_sq = query.pow(2).sum(dim=-1, keepdim=True)  # (..., L, 1)
+    k_sq = key.pow(2).sum(dim=-1).unsqueeze(-2)  # (..., 1, S)
+    cross = query @ key.transpose(-2, -1)  # (..., L, E) x (..., E, S) -> (..., L, S)
+    return -(q_sq - 2 * cross + k_sq).clamp_min(0)  # (..., L, S)
+
+
+def general_scores(query: Tensor, key: Tensor, weight: Tensor) -> Tensor:
+    """Bilinear ("general") scores ``q_i^T W k_j``; query and key may differ in size.
+
+    Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural Machine
+    Translation" ("general"). Explained in chapter 2: dot-product attention with learned
+    projections is the low-rank case ``W = W_q^T W_k``.
+
+    Args:
+        query: Queries.
+        key: Keys.
+        weight: The bilinear form ``W``.
+
+    Returns:
+        The scores ``query @ weight @ key^T``.
+
+    Shape:
+        query ``(..., L, E_q)``, key ``(..., S, E_k)``, weight ``(E_q, E_k)`` -> ``(..., L, S)``.
+    """
+    _check_tensor("query", query)
+    _check_tensor("key", key)
+    _check_tensor("weight", weight)
+    if weight.dim() != 2 or weight.shape != (query.size(-1), key.size(-1)):
+        raise ValueError(
+            f"weight must have shape (E_q, E_k) = ({query.size(-1)}, {key.size(-1)}) for query "
+            f"{tuple(query.shape)} and key {tuple(key.shape)}, got {tuple(weight.shape)}"
+        )
+    _broadcast_batch("query", query, "key", key)
+    return (query @ weight) @ key.transpose(-2, -1)  # (..., L, E_q)(E_q, E_k)(..., E_k, S) -> (..., L, S)
+
+
+def additive_scores(query: Tensor, key: Tensor, w_q: Tensor, w_k: Tensor, v: Tensor) -> Tensor:
+    """Additive (Bahdanau) scores ``v^T tanh(W_q q_i + W_k k_j)``.
+
+    Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and
+    Translate", eq. 6 (``v_a^T tanh(W_a s + U_a h)``). Explained in chapter 2.
+
+    Cost: unlike the dot-product scores this is not one matrix product. The sum
+    ``W_q q_i + W_k k_j`` is formed for every pair, which materialises an ``(..., L, S, A)``
+    tensor: memory grows as ``L * S * A`` instead of ``L * S``.
+
+    Args:
+        query: Queries.
+        key: Keys.
+        w_q: Query projection, laid out like ``nn.Linear(E_q, A).weight``.
+        w_k: Key projection, laid out like ``nn.Linear(E_k, A).weight``.
+        v: The scoring vector.
+
+    Returns:
+        The scores.
+
+    Shape:
+        query ``(..., L, E_q)``, key ``(..., S, E_k)``, w_q ``(A, E_q)``, w_k ``(A, E_k)``,
+        v ``(A,)`` -> ``(..., L, S)``.
+    """
+    for name, x, min_dim in (("query", query, 2), ("key", key, 2), ("w_q", w_q, 2), ("w_k", w_k, 2), ("v", v, 1)):
+        _check_tensor(name, x, min_dim)
+    hidden = v.size(0)
+    if v.dim() != 1 or w_q.shape != (hidden, query.size(-1)) or w_k.shape != (hidden, key.size(-1)):
+        raise ValueError(
+            f"expected w_q (A, E_q), w_k (A, E_k), v (A,) for query {tuple(query.shape)} and key "
+            f"{tuple(key.shape)}, got w_q {tuple(w_q.shape)}, w_k {tuple(w_k.shape)}, v {tuple(v.shape)}"
+        )
+    _broadcast_batch("query", query, "key", key)
+    q_hidden = query @ w_q.T  # (..., L, E_q) x (E_q, A) -> (..., L, A)
+    k_hidden = key @ w_k.T  # (..., S, E_k) x (E_k, A) -> (..., S, A)
+    features = torch.tanh(q_hidden.unsqueeze(-2) + k_hidden.unsqueeze(-3))  # (..., L, 1, A) + (..., 1, S, A) -> (..., L, S, A)
+    return features @ v  # (..., L, S, A) x (A,) -> (..., L, S)
+
+
+# --------------------------------------------------------------------------------------------
+# Softmax over keys, and scaled dot-product attention (chapter 3)
+# --------------------------------------------------------------------------------------------
+
+
+def masked_softmax(scores: Tensor, attn_mask: Tensor | None = None) -> Tensor:
+    """Softmax over the last dim (keys) in float32, with a defined answer for empty rows.
+
+    A position is masked out where a boolean ``attn_mask`` is ``False`` or where the score is
+    ``-inf``. A row whose every position is masked out (a query that may attend to nothing)
+    gets all-zero weights instead of the ``0/0 = NaN`` of a plain softmax, and its gradient is
+    zero too: no NaN reaches an output or a gradient. This matches what PyTorch's own
+    :func:`torch.nn.functional.scaled_dot_product_attention` returns for such rows.
+
+    Explained in chapter 5 (masks). Used by every attention function of this module.
+
+    Args:
+        scores: Attention scores, any floating dtype.
+        attn_mask: Optional boolean mask, ``True`` = may attend, broadcastable to ``scores``.
+
+    Returns:
+        Float32 weights; each row sums to 1, or to 0 if the row is fully masked.
+
+    Shape:
+        scores ``(..., L, S)``, attn_mask broadcastable to it -> ``(..., L, S)``.
+    """
+    scores = scores.float()  # softmax in float32 whatever the input dtype
+    if attn_mask is not None:
+        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))  # (..., L, S)
+    empty_row = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (..., L, 1)
+    weights = torch.softmax(scores.masked_fill(empty_row, 0.0), dim=-1)  # (..., L, S)
+    return weights.masked_fill(empty_row, 0.0)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Scaled dot-product attention ``softmax(Q K^T / sqrt(E) + bias) V``, readable and exact.
+
+    Vaswani et al. (2017), "Attention Is All You Need", eq. 1. Explained in chapter 3.
+    The body is PyTorch's documented reference implementation of
+    :func:`torch.nn.functional.scaled_dot_product_attention`, line for line, with its semantics:
+
+    - a boolean ``attn_mask`` keeps the positions where it is ``True``; a float ``attn_mask``
+      (of the query's dtype) is added to the scores; either broadcasts to ``(..., H, L, S)``;
+    - ``is_causal=True`` lets query ``i`` see keys ``j <= i``, aligned at the top-left corner
+      also when ``L != S``; it cannot be combined with ``attn_mask`` (ValueError);
+    - ``scale`` defaults to ``1 / sqrt(E)``;
+    - ``enable_gqa=True`` lets ``H_kv`` (dim -3 of key/value) divide ``H``: each key/value head
+      is repeated ``H / H_kv`` times with ``repeat_interleave``, so query heads
+      ``g * H/H_kv ... (g+1) * H/H_kv - 1`` share key/value head ``g``;
+    - dropout with probability ``dropout_p`` is applied to the weights whenever
+      ``dropout_p > 0`` (no train/eval switch, as in torch).
+
+    Where it differs from the reference, on purpose:
+
+    - the scores and the softmax are computed in float32 whatever the input dtype, and the
+      weights are cast back to the value's dtype before the product with ``value``;
+    - a fully masked row (a query that may attend to nothing) gives all-zero weights and a zero
+      output row, with zero gradients, instead of the reference's NaN (see
+      :func:`masked_softmax`). ``torch.nn.functional.scaled_dot_product_attention`` on CPU
+      (torch 2.13) also returns zeros for such rows;
+    - inputs that torch rejects with a RuntimeError (or silently accepts, like a key and value
+      of different lengths) raise a ValueError/TypeError naming the argument; so do NaN/inf
+      inputs, integer masks (use a bool mask), float masks holding NaN or ``+inf``, and
+      ``dropout_p`` outside ``[0, 1)`` (torch also accepts 1).
+
+    Args:
+        query: Queries.
+        key: Keys.
+        value: Values.
+        attn_mask: Optional bool mask (True = may attend) or float bias, broadcastable to the
+            weights' shape ``(..., H, L, S)``, e.g. ``(L, S)``, ``(B, 1, L, S)``, ``(B, 1, 1, S)``.
+        dropout_p: Dropout probability on the attention weights, in ``[0, 1)``.
+        is_causal: Apply a top-left aligned causal mask.
+        scale: Factor applied to ``Q K^T``; ``None`` means ``1 / sqrt(E)``.
+        enable_gqa: Allow fewer key/value heads than query heads (grouped-query attention).
+        return_weights: Also return the attention weights actually multiplied with ``value``
+            (after dropout, if any).
+
+    Returns:
+        The output ``(..., H, L, Ev)``; with ``return_weights``, the pair
+        ``(output, weights)``, the weights in float32.
+
+    Shape:
+        query ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)``
+        -> output ``(B, H, L, Ev)``, weights ``(B, H, L, S)``. Any number of leading batch
+        dimensions works; they broadcast as in ``torch.matmul``.
+    """
+    _check_sdpa_inputs(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    attn_bias = torch.zeros(L, S, dtype=torch.float32, device=query.device)  # (L, S)
+    if is_causal:
+        temp_mask = torch.ones(L, S, dtype=torch.bool, device=query.device).tril(diagonal=0)  # (L, S)
+        attn_bias = attn_bias.masked_fill(temp_mask.logical_not(), float("-inf"))
+
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            attn_bias = attn_bias.masked_fill(attn_mask.logical_not(), float("-inf"))  # (..., L, S)
+        else:
+            attn_bias = attn_mask.float() + attn_bias  # (..., L, S)
+
+    if enable_gqa:
+        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)  # (B, H, S, E)
+        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)  # (B, H, S, Ev)
+
+    attn_weight = query.float() @ key.float().transpose(-2, -1) * scale_factor  # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S)
+    attn_weight = attn_weight + attn_bias  # (B, H, L, S)
+    attn_weight = masked_softmax(attn_weight)  # (B, H, L, S), float32; empty rows -> 0
+    attn_weight = torch.dropout(attn_weight, dropout_p, train=True)  # (B, H, L, S)
+    output = attn_weight.to(value.dtype) @ value  # (B, H, L, S) x (B, H, S, Ev) -> (B, H, L, Ev)
+    return (output, attn_weight) if return_weights else output
+
+
+def attention_weights(
+    query: Tensor,
+    key: Tensor,
+    attn_mask: Tensor | None = None,
+    is_causal: bool = False,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """The attention weights ``softmax(Q K^T / sqrt(E) + bias)`` alone, for plots and checks.
+
+    Exactly the weights that :func:`scaled_dot_product_attention` uses (without dropout), with
+    the same arguments and conventions; rows sum to 1, fully masked rows to 0. Explained in
+    chapter 3.
+
+    Args:
+        query: Queries.
+        key: Keys.
+        attn_mask: Optional bool mask (True = may attend) or float bias, broadcastable to
+            ``(..., H, L, S)``.
+        is_causal: Apply a top-left aligned causal mask.
+        scale: Factor applied to ``Q K^T``; ``None`` means ``1 / sqrt(E)``.
+        enable_gqa: Allow fewer key heads than query heads (grouped-query attention).
+
+    Returns:
+        Float32 attention weights.
+
+    Shape:
+        query ``(B, H, L, E)``, key ``(B, H_kv, S, E)`` -> ``(B, H, L, S)``.
+    """
+    no_values = key.new_zeros(*key.shape[:-1], 0) if isinstance(key, Tensor) else key  # (B, H_kv, S, 0)
+    _, weights = scaled_dot_product_attention(
+        query, key, no_values, attn_mask, 0.0, is_causal, scale=scale, enable_gqa=enable_gqa, return_weights=True
+    )
+    return weights
+
+
+# --------------------------------------------------------------------------------------------
+# Modules holding the parameters of the learned score functions (chapter 2)
+# --------------------------------------------------------------------------------------------
+
+
+def _check_module_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None) -> None:
+    """Shared checks of the attention modules' forward: S matches, mask is bool and broadcasts."""
+    _check_tensor("value", value)
+    if key.size(-2) != value.size(-2):
+        raise ValueError(
+            f"key and value must have the same length S (dim -2), got key {tuple(key.shape)} and value {tuple(value.shape)}"
+        )
+    if attn_mask is not None:
+        if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
+            raise TypeError(f"attn_mask must be a bool tensor (True = may attend), got {getattr(attn_mask, 'dtype', type(attn_mask))}")
+        batch = _broadcast_batch("query", query, "key", key)
+        _check_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
+
+
+class GeneralAttention(nn.Module):
+    """Bilinear ("general") attention: weights ``softmax(q_i^T W k_j)`` over keys, then values.
+
+    Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural Machine
+    Translation". Explained in chapter 2.
+
+    Args:
+        query_dim: Feature size of the queries, E_q.
+        key_dim: Feature size of the keys, E_k.
+
+    Shape:
+        query ``(..., L, E_q)``, key ``(..., S, E_k)``, value ``(..., S, Ev)``, attn_mask (bool)
+        broadcastable to ``(..., L, S)`` -> output ``(..., L, Ev)``, weights ``(..., L, S)``.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(query_dim, key_dim))  # W, (E_q, E_k)
+        nn.init.xavier_uniform_(self.weight)
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Return ``(output, weights)``; a fully masked row gives zero weights and output."""
+        scores = general_scores(query, key, self.weight)  # (..., L, S)
+        _check_module_inputs(query, key, value, attn_mask)
+        weights = masked_softmax(scores, attn_mask).to(value.dtype)  # (..., L, S)
+        return weights @ value, weights  # (..., L, S) x (..., S, Ev) -> (..., L, Ev)
+
+
+class AdditiveAttention(nn.Module):
+    """Additive (Bahdanau) attention: weights ``softmax(v^T tanh(W_q q_i + W_k k_j))``.
+
+    Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and
+    Translate". Explained in chapters 1 and 2. Forms an ``(..., L, S, A)`` tensor (see
+    :func:`additive_scores`).
+
+    Args:
+        query_dim: Feature size of the queries (the decoder state), E_q.
+        key_dim: Feature size of the keys (the encoder states), E_k.
+        hidden_dim: Size A of the hidden layer of the scoring network.
+
+    Shape:
+        query ``(..., L, E_q)``, key ``(..., S, E_k)``, value ``(..., S, Ev)``, attn_mask (bool)
+        broadcastable to ``(..., L, S)`` -> output ``(..., L, Ev)``, weights ``(..., L, S)``.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int) -> None:
+        super().__init__()
+        self.query_proj = nn.Linear(query_dim, hidden_dim, bias=False)  # W_q, weight (A, E_q)
+        self.key_proj = nn.Linear(key_dim, hidden_dim, bias=False)  # W_k, weight (A, E_k)
+        self.score_vector = nn.Parameter(torch.empty(hidden_dim))  # v, (A,)
+        nn.init.uniform_(self.score_vector, -1 / math.sqrt(hidden_dim), 1 / math.sqrt(hidden_dim))
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Return ``(output, weights)``; a fully masked row gives zero weights and output."""
+        scores = additive_scores(query, key, self.query_proj.weight, self.key_proj.weight, self.score_vector)
+        _check_module_inputs(query, key, value, attn_mask)
+        weights = masked_softmax(scores, attn_mask).to(value.dtype)  # (..., L, S)
+        return weights @ value, weights  # (..., L, S) x (..., S, Ev) -> (..., L, Ev)
