@@ -1,3 +1,376 @@
-"""Work in progress: being written (see the issue that owns this module)."""
+"""Seeded synthetic tasks: the data every experiment of the book trains on.
 
-__all__: list[str] = []
+Each task is small enough to train on a 2-core CPU in seconds, and each one isolates one
+ability: holding a whole sequence (copy, reverse, sort), looking something up by content
+(associative recall), combining two places (two-place sum), choosing channels or locations
+in an image (the vision tasks). Every function takes a keyword-only ``seed`` and is
+deterministic for it: the same seed gives the same tensors, on any machine, without touching
+the global random state.
+
+Shape legend:
+    N: number of samples
+    L: sequence length
+    P: number of key-value pairs (associative recall)
+    C: image channels
+    H, W: image height and width (``size`` x ``size``)
+
+Token conventions of the sequence-to-sequence tasks (:func:`copy_task`, :func:`reverse_task`,
+:func:`sort_task`): ``PAD_TOKEN = 0`` and ``BOS_TOKEN = 1`` are reserved, content tokens are
+``FIRST_CONTENT_TOKEN = 2`` ... ``vocab_size - 1``. Sequences have no padding and no EOS: every
+sequence of a call has the same length, and a decoder is told how many tokens to produce.
+
+Used in chapters 1 (copy, reverse), 2-3 (associative recall), 4 (two-place sum) and 5 (images).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "PAD_TOKEN",
+    "BOS_TOKEN",
+    "FIRST_CONTENT_TOKEN",
+    "copy_task",
+    "reverse_task",
+    "sort_task",
+    "associative_recall_task",
+    "two_place_task",
+    "channel_selection_images",
+    "spatial_object_images",
+]
+
+PAD_TOKEN: int = 0
+"""Padding token of the sequence tasks (never produced by them; reserved for models)."""
+BOS_TOKEN: int = 1
+"""Beginning-of-sequence token a decoder starts from."""
+FIRST_CONTENT_TOKEN: int = 2
+"""Smallest content token of :func:`copy_task`, :func:`reverse_task` and :func:`sort_task`."""
+
+
+def _generator(seed: int) -> torch.Generator:
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} ({seed!r})")
+    gen = torch.Generator()
+    gen.manual_seed(seed)
+    return gen
+
+
+def _check_positive_int(name: str, value: object, minimum: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def _random_content(num_samples: int, seq_len: int, vocab_size: int, seed: int) -> Tensor:
+    _check_positive_int("num_samples", num_samples)
+    _check_positive_int("seq_len", seq_len)
+    _check_positive_int("vocab_size", vocab_size, FIRST_CONTENT_TOKEN + 1)
+    gen = _generator(seed)
+    return torch.randint(FIRST_CONTENT_TOKEN, vocab_size, (num_samples, seq_len), generator=gen)
+
+
+def copy_task(num_samples: int, seq_len: int, vocab_size: int, *, seed: int) -> tuple[Tensor, Tensor]:
+    """Copy: the target is the source itself.
+
+    Tests whether a model can carry every token of the input to the output at the same
+    position: a recurrent encoder-decoder must squeeze the whole sequence through its state.
+    Explained in chapter 1.
+
+    Args:
+        num_samples: Number of sequences N.
+        seq_len: Length L of every sequence.
+        vocab_size: Size of the vocabulary, special tokens included; content tokens are drawn
+            uniformly from ``FIRST_CONTENT_TOKEN .. vocab_size - 1`` (so ``vocab_size >= 3``).
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(src, tgt)`` with ``tgt == src``.
+
+    Shape:
+        src, tgt: ``(N, L)``, dtype ``int64``.
+    """
+    src = _random_content(num_samples, seq_len, vocab_size, seed)
+    return src, src.clone()
+
+
+def reverse_task(num_samples: int, seq_len: int, vocab_size: int, *, seed: int) -> tuple[Tensor, Tensor]:
+    """Reversal: the target is the source read backwards, ``tgt[:, i] == src[:, L - 1 - i]``.
+
+    Tests long-range transport: the first output token is the last input token and the last
+    output token is the first input token, so every output needs a token from a different place.
+    The task of the bottleneck experiment (Sutskever et al., 2014, reversed the source sentence
+    for exactly this reason). Explained in chapter 1.
+
+    Args:
+        num_samples: Number of sequences N.
+        seq_len: Length L of every sequence.
+        vocab_size: Size of the vocabulary, special tokens included (``>= 3``).
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(src, tgt)`` with ``tgt == src.flip(1)``.
+
+    Shape:
+        src, tgt: ``(N, L)``, dtype ``int64``.
+    """
+    src = _random_content(num_samples, seq_len, vocab_size, seed)
+    return src, src.flip(1)
+
+
+def sort_task(num_samples: int, seq_len: int, vocab_size: int, *, seed: int) -> tuple[Tensor, Tensor]:
+    """Sorting: the target is the source in ascending order.
+
+    Tests content-based ordering: where an output token comes from depends on the values of all
+    input tokens, not on a fixed position. Explained in chapter 1.
+
+    Args:
+        num_samples: Number of sequences N.
+        seq_len: Length L of every sequence.
+        vocab_size: Size of the vocabulary, special tokens included (``>= 3``).
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(src, tgt)`` with ``tgt == src.sort(dim=1).values``.
+
+    Shape:
+        src, tgt: ``(N, L)``, dtype ``int64``.
+    """
+    src = _random_content(num_samples, seq_len, vocab_size, seed)
+    return src, src.sort(dim=1).values
+
+
+def associative_recall_task(
+    num_samples: int, num_pairs: int, num_keys: int, num_values: int, *, seed: int
+) -> tuple[Tensor, Tensor]:
+    """Associative recall: key-value pairs, then a query key; the target is that key's value.
+
+    A sequence reads ``k_1 v_1 k_2 v_2 ... k_P v_P q`` where the keys of one sequence are
+    distinct and ``q`` is one of them. Answering needs a lookup by content: match ``q`` against
+    the keys, then read the token next to the match. One attention layer whose query is ``q``
+    can do it if its score function can express "same key" (chapters 2 and 3).
+
+    Keys and values share one vocabulary of ``num_keys + num_values`` tokens: keys are
+    ``0 .. num_keys - 1`` and values are ``num_keys .. num_keys + num_values - 1``, so the target
+    is a token id (subtract ``num_keys`` for the value index).
+
+    Args:
+        num_samples: Number of sequences N.
+        num_pairs: Number of key-value pairs P per sequence (``<= num_keys``).
+        num_keys: Number of distinct key tokens.
+        num_values: Number of distinct value tokens (values may repeat within a sequence).
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(tokens, target)``: ``tokens[:, 2 * i]`` are keys, ``tokens[:, 2 * i + 1]`` their values,
+        ``tokens[:, -1]`` the query key; ``target[n]`` is the value paired with the query.
+
+    Shape:
+        tokens: ``(N, 2 * P + 1)``; target: ``(N,)``; dtype ``int64``.
+    """
+    _check_positive_int("num_samples", num_samples)
+    _check_positive_int("num_pairs", num_pairs)
+    _check_positive_int("num_keys", num_keys)
+    _check_positive_int("num_values", num_values)
+    if num_pairs > num_keys:
+        raise ValueError(
+            f"num_pairs ({num_pairs}) must be <= num_keys ({num_keys}): keys of a sequence are distinct"
+        )
+    gen = _generator(seed)
+    keys = torch.rand(num_samples, num_keys, generator=gen).argsort(dim=1)[:, :num_pairs]  # (N, P)
+    values = torch.randint(0, num_values, (num_samples, num_pairs), generator=gen) + num_keys  # (N, P)
+    which = torch.randint(0, num_pairs, (num_samples,), generator=gen)  # (N,)
+    rows = torch.arange(num_samples)
+    tokens = torch.stack([keys, values], dim=2).reshape(num_samples, 2 * num_pairs)  # (N, 2P)
+    query = keys[rows, which]  # (N,)
+    tokens = torch.cat([tokens, query[:, None]], dim=1)  # (N, 2P + 1)
+    return tokens, values[rows, which]
+
+
+def two_place_task(
+    num_samples: int, seq_len: int, vocab_size: int, *, op: str = "sum", seed: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Two places: the answer combines the tokens at two marked positions.
+
+    A sequence holds ``seq_len`` digits ``x_0 .. x_{L-1}`` in ``0 .. vocab_size - 1``. Two positions
+    ``i != j`` are marked, with two different marks: the token at ``i`` is written as
+    ``x_i + vocab_size`` ("first" mark) and the token at ``j`` as ``x_j + 2 * vocab_size``
+    ("second" mark). A final query token ``3 * vocab_size`` closes the sequence, and the target
+    is, read at the query:
+
+    - ``op="sum"``: ``(x_i + x_j) % vocab_size``;
+    - ``op="compare"``: ``1`` if ``x_i > x_j``, else ``0``.
+
+    Either way the output needs information from two different places at once: one attention
+    head must split its weight between them, two heads can each take one (chapter 4). The full
+    vocabulary has ``3 * vocab_size + 1`` tokens.
+
+    Args:
+        num_samples: Number of sequences N.
+        seq_len: Number of digits L (``>= 2``).
+        vocab_size: Number of digit values (``>= 2``).
+        op: ``"sum"`` or ``"compare"``.
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(tokens, target, positions)``: ``positions[n] = (i, j)`` are the first- and
+        second-marked positions.
+
+    Shape:
+        tokens: ``(N, L + 1)``; target: ``(N,)``; positions: ``(N, 2)``; dtype ``int64``.
+    """
+    _check_positive_int("num_samples", num_samples)
+    _check_positive_int("seq_len", seq_len, 2)
+    _check_positive_int("vocab_size", vocab_size, 2)
+    if op not in ("sum", "compare"):
+        raise ValueError(f"op must be 'sum' or 'compare', got {op!r}")
+    gen = _generator(seed)
+    digits = torch.randint(0, vocab_size, (num_samples, seq_len), generator=gen)  # (N, L)
+    positions = torch.rand(num_samples, seq_len, generator=gen).argsort(dim=1)[:, :2]  # (N, 2)
+    rows = torch.arange(num_samples)
+    first = digits[rows, positions[:, 0]]  # (N,)
+    second = digits[rows, positions[:, 1]]  # (N,)
+    tokens = digits.clone()
+    tokens[rows, positions[:, 0]] += vocab_size
+    tokens[rows, positions[:, 1]] += 2 * vocab_size
+    query = torch.full((num_samples, 1), 3 * vocab_size, dtype=torch.long)
+    tokens = torch.cat([tokens, query], dim=1)  # (N, L + 1)
+    if op == "sum":
+        target = (first + second) % vocab_size
+    else:
+        target = (first > second).long()
+    return tokens, target, positions
+
+
+def _class_patterns(num_classes: int, size: int) -> Tensor:
+    """Fixed, zero-mean, unit-variance patterns, one per class: stripes at different angles."""
+    coords = torch.arange(size, dtype=torch.float32)
+    yy, xx = torch.meshgrid(coords, coords, indexing="ij")  # (H, W)
+    patterns = []
+    for c in range(num_classes):
+        angle = torch.pi * c / num_classes
+        freq = 2 * torch.pi / max(size / 2, 2.0)
+        wave = torch.cos(freq * (xx * torch.cos(torch.tensor(angle)) + yy * torch.sin(torch.tensor(angle))))
+        wave = wave - wave.mean()
+        patterns.append(wave / wave.std().clamp_min(1e-6))
+    return torch.stack(patterns)  # (num_classes, H, W)
+
+
+def channel_selection_images(
+    num_samples: int,
+    channels: int,
+    informative: int,
+    size: int,
+    *,
+    num_classes: int = 2,
+    noise: float = 0.5,
+    seed: int,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Images where only some channels tell the class: a task for channel attention.
+
+    Each class has a fixed stripe pattern (stripes at a class-specific angle). In every image the
+    ``informative`` channels show the pattern of the image's own class; every other channel shows
+    the pattern of an independently drawn random class, a decoy that agrees with the label only
+    by chance. All channels get Gaussian noise of standard deviation ``noise``. A model that
+    weights the informative channels up and the decoys down wins; squeeze-and-excitation
+    (Hu et al., 2018) can learn exactly that. The informative channels are drawn from the seed.
+    Explained in chapter 5.
+
+    Args:
+        num_samples: Number of images N.
+        channels: Number of channels C.
+        informative: How many channels carry the label (``1 .. channels``).
+        size: Height and width of the images (``>= 4``).
+        num_classes: Number of classes (``>= 2``).
+        noise: Standard deviation of the added Gaussian noise (``>= 0``).
+        seed: Seed of the sampler (data and the choice of informative channels).
+
+    Returns:
+        ``(images, labels, informative_channels)``, the last sorted ascending.
+
+    Shape:
+        images: ``(N, C, size, size)`` float32; labels: ``(N,)`` int64;
+        informative_channels: ``(informative,)`` int64.
+    """
+    _check_positive_int("num_samples", num_samples)
+    _check_positive_int("channels", channels)
+    _check_positive_int("informative", informative)
+    _check_positive_int("size", size, 4)
+    _check_positive_int("num_classes", num_classes, 2)
+    if informative > channels:
+        raise ValueError(f"informative ({informative}) must be <= channels ({channels})")
+    if not noise >= 0:
+        raise ValueError(f"noise must be >= 0, got {noise}")
+    gen = _generator(seed)
+    informative_channels = torch.randperm(channels, generator=gen)[:informative].sort().values
+    labels = torch.randint(0, num_classes, (num_samples,), generator=gen)  # (N,)
+    decoys = torch.randint(0, num_classes, (num_samples, channels), generator=gen)  # (N, C)
+    shown = decoys.clone()
+    shown[:, informative_channels] = labels[:, None]  # (N, C): the class each channel shows
+    patterns = _class_patterns(num_classes, size)  # (K, H, W)
+    images = patterns[shown]  # (N, C, H, W)
+    images = images + noise * torch.randn(images.shape, generator=gen)
+    return images, labels, informative_channels
+
+
+def _shape_templates() -> Tensor:
+    """Two 3x3 shapes: class 0 a plus, class 1 a cross (an x)."""
+    plus = torch.tensor([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=torch.float32)
+    cross = torch.tensor([[1, 0, 1], [0, 1, 0], [1, 0, 1]], dtype=torch.float32)
+    return torch.stack([plus, cross])  # (2, 3, 3)
+
+
+def spatial_object_images(
+    num_samples: int, size: int, *, clutter: int = 6, noise: float = 0.1, seed: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """One small object at a random place in clutter: a task for spatial attention.
+
+    Each single-channel image holds one 3x3 object, a plus (label 0) or an x (label 1), at a
+    uniformly random position, plus ``clutter`` distractor strokes (random horizontal, vertical
+    or diagonal 2-pixel segments) and Gaussian noise of standard deviation ``noise``. Strokes are
+    drawn first and the object on top, so the object is always intact. The class is decided by a
+    few pixels in one place: a model that learns *where* to look (CBAM's spatial map, Woo et
+    al., 2018) should light up the object mask. Explained in chapter 5.
+
+    Args:
+        num_samples: Number of images N.
+        size: Height and width (``>= 5``).
+        clutter: Number of distractor strokes per image (``>= 0``).
+        noise: Standard deviation of the Gaussian noise (``>= 0``).
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(images, labels, masks)``; ``masks[n]`` is True on the object's lit pixels.
+
+    Shape:
+        images: ``(N, 1, size, size)`` float32; labels: ``(N,)`` int64;
+        masks: ``(N, size, size)`` bool.
+    """
+    _check_positive_int("num_samples", num_samples)
+    _check_positive_int("size", size, 5)
+    if not isinstance(clutter, int) or isinstance(clutter, bool) or clutter < 0:
+        raise ValueError(f"clutter must be an int >= 0, got {clutter!r}")
+    if not noise >= 0:
+        raise ValueError(f"noise must be >= 0, got {noise}")
+    gen = _generator(seed)
+    templates = _shape_templates()  # (2, 3, 3)
+    labels = torch.randint(0, 2, (num_samples,), generator=gen)  # (N,)
+    tops = torch.randint(0, size - 2, (num_samples, 2), generator=gen)  # (N, 2): row, col of the corner
+    images = torch.zeros(num_samples, size, size)
+    masks = torch.zeros(num_samples, size, size, dtype=torch.bool)
+    directions = torch.tensor([[0, 1], [1, 0], [1, 1], [1, -1]])
+    starts = torch.randint(1, size - 1, (num_samples, clutter, 2), generator=gen)  # (N, clutter, 2)
+    kinds = torch.randint(0, 4, (num_samples, clutter), generator=gen)  # (N, clutter)
+    for n in range(num_samples):
+        for s in range(clutter):
+            r, c = starts[n, s].tolist()
+            dr, dc = directions[kinds[n, s]].tolist()
+            images[n, r, c] = 1.0
+            images[n, r + dr, c + dc] = 1.0
+        r, c = tops[n].tolist()
+        template = templates[labels[n]]
+        images[n, r : r + 3, c : c + 3] = template
+        masks[n, r : r + 3, c : c + 3] = template.bool()
+    images = images + noise * torch.randn(images.shape, generator=gen)
+    return images[:, None], labels, masks
