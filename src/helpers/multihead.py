@@ -1,3 +1,387 @@
-"""Work in progress: being written (see the issue that owns this module)."""
+"""Multi-head attention: MHA, grouped-query (GQA) and multi-query (MQA), with a KV cache.
 
-__all__: list[str] = []
+``MultiHeadAttention`` projects the inputs to ``H`` query heads and ``H_kv`` key/value heads,
+attends in each head independently, concatenates the heads and mixes them with ``o_proj``.
+``H_kv == H`` is the multi-head attention of Vaswani et al. (2017); ``H_kv == 1`` is
+multi-query attention (Shazeer, 2019); anything in between is grouped-query attention
+(Ainslie et al., 2023): each key/value head is shared by ``H / H_kv`` query heads.
+Explained in chapter 4 (heads) and chapter 6 (KV cache, MQA/GQA).
+
+Two attention paths sit side by side, as in nanoGPT: without ``need_weights`` the module calls
+PyTorch's fused :func:`torch.nn.functional.scaled_dot_product_attention` (fast, for training);
+with ``need_weights`` it calls this package's readable
+:func:`helpers.attention.scaled_dot_product_attention`, which also returns the weights to draw.
+Both give the same output (tested).
+
+Shape legend:
+    B     batch size
+    L     number of queries (target length)
+    S     number of keys/values (source length; with a cache: all cached + new tokens)
+    D     model dimension ``embed_dim`` (= H * E)
+    H     number of query heads ``num_heads``
+    H_kv  number of key/value heads ``num_kv_heads``
+    E     head dimension ``head_dim``
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .attention import scaled_dot_product_attention
+from .positional import RotaryEmbedding, apply_rotary_pos_emb
+
+__all__ = ["repeat_kv", "KVCache", "MultiHeadAttention"]
+
+
+def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
+    """Repeats each key/value head ``n_rep`` times, so that ``H_kv`` heads serve ``H`` queries.
+
+    Head ``g`` of the input becomes heads ``g * n_rep ... (g + 1) * n_rep - 1`` of the output,
+    which is ``x.repeat_interleave(n_rep, dim=1)``, written as a broadcast (``expand``, no copy)
+    and one ``reshape`` (which copies), as in Hugging Face Llama.
+
+    Paper: Ainslie et al., 2023, "GQA: Training Generalized Multi-Query Transformer Models from
+    Multi-Head Checkpoints". Explained in chapter 6.
+
+    Args:
+        x: keys or values.
+        n_rep: how many query heads share each key/value head (``H / H_kv``).
+
+    Returns:
+        The repeated heads (``x`` itself when ``n_rep == 1``).
+
+    Shape:
+        x: ``(B, H_kv, S, E)``; output: ``(B, H_kv * n_rep, S, E)``
+    """
+    if x.dim() != 4:
+        raise ValueError(f"x must have shape (B, H_kv, S, E), got {tuple(x.shape)}")
+    if isinstance(n_rep, bool) or not isinstance(n_rep, int) or n_rep < 1:
+        raise ValueError(f"n_rep must be a positive int, got {n_rep!r}")
+    if n_rep == 1:
+        return x
+    batch, num_kv_heads, length, head_dim = x.shape
+    x = x[:, :, None, :, :].expand(batch, num_kv_heads, n_rep, length, head_dim)  # (B, H_kv, n_rep, S, E)
+    return x.reshape(batch, num_kv_heads * n_rep, length, head_dim)  # (B, H, S, E)
+
+
+class KVCache:
+    """Keys and values of the tokens decoded so far, for incremental (token-by-token) decoding.
+
+    At each step the new tokens' keys and values are appended and attention runs over all of
+    them: the keys of earlier tokens are never recomputed. The cache holds ``H_kv`` heads, which
+    is why MQA/GQA shrink it by ``H / H_kv``. Use one cache per attention layer.
+    Explained in chapter 6.
+
+    Args:
+        max_length: optional limit on the number of cached positions; ``update`` past it raises
+            a ``ValueError``.
+
+    Shape:
+        key: ``(B, H_kv, S_so_far, E)``; value: ``(B, H_kv, S_so_far, Ev)``
+    """
+
+    def __init__(self, max_length: int | None = None) -> None:
+        if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1):
+            raise ValueError(f"max_length must be a positive int or None, got {max_length!r}")
+        self.max_length = max_length
+        self.key: Tensor | None = None
+        self.value: Tensor | None = None
+
+    @property
+    def seq_len(self) -> int:
+        """Number of positions cached so far (0 when empty)."""
+        return 0 if self.key is None else self.key.size(2)
+
+    def reset(self) -> None:
+        """Empties the cache (for a new sequence)."""
+        self.key = None
+        self.value = None
+
+    def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """Appends new keys and values and returns all of them.
+
+        Args:
+            key: keys of the new positions.
+            value: values of the new positions.
+
+        Returns:
+            ``(key_all, value_all)``: cached followed by new positions.
+
+        Shape:
+            key: ``(B, H_kv, L_new, E)``, value: ``(B, H_kv, L_new, Ev)``
+            -> ``(B, H_kv, S_so_far + L_new, E)``, ``(B, H_kv, S_so_far + L_new, Ev)``
+        """
+        if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3]:
+            raise ValueError(
+                f"key and value must have shapes (B, H_kv, L_new, E) and (B, H_kv, L_new, Ev), "
+                f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
+            )
+        if self.key is not None and self.value is not None:
+            cached = (self.key.shape[:2], self.key.size(3), self.value.size(3))
+            if (key.shape[:2], key.size(3), value.size(3)) != cached:
+                raise ValueError(
+                    f"new key {tuple(key.shape)} / value {tuple(value.shape)} do not match the cached key "
+                    f"{tuple(self.key.shape)} / value {tuple(self.value.shape)} in B, H_kv, E or Ev"
+                )
+        new_len = self.seq_len + key.size(2)
+        if self.max_length is not None and new_len > self.max_length:
+            raise ValueError(
+                f"KVCache is full: {self.seq_len} cached + {key.size(2)} new positions = {new_len} > "
+                f"max_length={self.max_length}"
+            )
+        if self.key is None or self.value is None:
+            self.key, self.value = key, value
+        else:
+            self.key = torch.cat((self.key, key), dim=2)  # (B, H_kv, S_so_far + L_new, E)
+            self.value = torch.cat((self.value, value), dim=2)  # (B, H_kv, S_so_far + L_new, Ev)
+        return self.key, self.value
+
+    def __repr__(self) -> str:
+        return f"KVCache(seq_len={self.seq_len}, max_length={self.max_length})"
+
+
+def _check_input(name: str, x: object, dim: int, expected: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 3 or x.size(-1) != dim:
+        raise ValueError(f"{name} must have shape (B, {expected}, {dim}), got {tuple(x.shape)}")
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with optional grouped/multi-query heads, KV cache and RoPE.
+
+    ``MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O`` with
+    ``head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)``. With ``num_kv_heads < num_heads`` the
+    key/value projections produce fewer heads, each shared by ``num_key_value_groups`` query
+    heads (GQA; MQA when ``num_kv_heads == 1``): query head ``h`` uses key/value head
+    ``h // num_key_value_groups``.
+
+    Papers: Vaswani et al., 2017, "Attention Is All You Need", section 3.2.2; Shazeer, 2019,
+    "Fast Transformer Decoding: One Write-Head is All You Need" (MQA); Ainslie et al., 2023
+    (GQA). Explained in chapters 4 and 6.
+
+    Args:
+        embed_dim: model dimension ``D``.
+        num_heads: number of query heads ``H``; must divide ``D``.
+        num_kv_heads: number of key/value heads ``H_kv`` (default ``H``); must divide ``H``.
+        dropout: dropout probability on the attention weights (training mode only).
+        bias: whether the four projections have biases.
+        kdim: feature size of ``key`` inputs (default ``D``), for cross-attention.
+        vdim: feature size of ``value`` inputs (default ``D``), for cross-attention.
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        *,
+        num_kv_heads: int | None = None,
+        dropout: float = 0.0,
+        bias: bool = True,
+        kdim: int | None = None,
+        vdim: int | None = None,
+    ) -> None:
+        super().__init__()
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if embed_dim % num_heads:
+            raise ValueError(f"num_heads={num_heads} must divide embed_dim={embed_dim}")
+        if num_heads % num_kv_heads:
+            raise ValueError(f"num_kv_heads={num_kv_heads} must divide num_heads={num_heads}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.num_key_value_groups = num_heads // num_kv_heads
+        self.head_dim = embed_dim // num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self.dropout = dropout
+        self.q_proj = nn.Linear(embed_dim, num_heads * self.head_dim, bias=bias)
+        self.k_proj = nn.Linear(self.kdim, num_kv_heads * self.head_dim, bias=bias)
+        self.v_proj = nn.Linear(self.vdim, num_kv_heads * self.head_dim, bias=bias)
+        self.o_proj = nn.Linear(num_heads * self.head_dim, embed_dim, bias=bias)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        *,
+        attn_mask: Tensor | None = None,
+        key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+        need_weights: bool = False,
+        kv_cache: KVCache | None = None,
+        rope: RotaryEmbedding | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attends from ``query`` to ``key``/``value`` (to ``query`` itself when ``key`` is None).
+
+        Args:
+            query: the tokens that ask.
+            key: the tokens attended to (cross-attention); ``None`` for self-attention.
+            value: the values of those tokens; defaults to ``key``.
+            attn_mask: bool mask (``True`` = may attend) or float bias added to the scores,
+                of shape ``(L, S)`` or broadcastable ``(B or 1, H or 1, L, S)``.
+            key_padding_mask: bool, ``True`` = a real token, ``False`` = padding to ignore.
+                Note: the opposite of ``torch.nn.MultiheadAttention``, where ``True`` means
+                "ignore"; here every boolean mask means "may attend". With a ``kv_cache`` it
+                covers all ``S`` cached + new keys.
+            is_causal: each query sees only keys at or before its own position. Queries are
+                aligned to the end of the keys (bottom-right), so with a ``kv_cache`` the new
+                tokens see every cached token; for ``L == S`` this is the usual lower triangle.
+                May be combined with the masks above.
+            need_weights: also return the attention weights (readable path); otherwise the
+                fused PyTorch kernel runs and ``None`` is returned in their place.
+            kv_cache: for incremental self-attention decoding: the new keys/values are
+                appended to it and attention runs over all cached positions.
+            rope: rotary embedding applied to queries and keys (self-attention only), at
+                positions ``kv_cache.seq_len ...`` when a cache is used, ``0 ...`` otherwise.
+
+        Returns:
+            ``(output, weights)``; ``weights`` is float32 per head (average over dim 1 for
+            ``torch.nn.MultiheadAttention``'s default), or ``None`` without ``need_weights``.
+            A query whose keys are all masked gets zero weights and a zero attention output.
+
+        Shape:
+            query: ``(B, L, D)``; key: ``(B, S, kdim)``; value: ``(B, S, vdim)``;
+            attn_mask: ``(L, S)`` or ``(B, H, L, S)`` (broadcastable); key_padding_mask:
+            ``(B, S)``; output: ``(B, L, D)``; weights: ``(B, H, L, S)``.
+        """
+        key, value = self._check_inputs(query, key, value, kv_cache, rope)
+        batch, length, _ = query.shape
+
+        q = self.q_proj(query).view(batch, length, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, L, E)
+        k = self.k_proj(key).view(batch, key.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
+        v = self.v_proj(value).view(batch, value.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
+
+        past = 0 if kv_cache is None else kv_cache.seq_len
+        if rope is not None:
+            cos, sin = rope(length, offset=past)  # (1, L, E) each
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)  # (B, H, L, E), (B, H_kv, L, E)
+        if kv_cache is not None:
+            k, v = kv_cache.update(k, v)  # (B, H_kv, S, E) each, S = past + L
+        k = repeat_kv(k, self.num_key_value_groups)  # (B, H, S, E)
+        v = repeat_kv(v, self.num_key_value_groups)  # (B, H, S, E)
+
+        mask, causal_flag = self._merge_masks(attn_mask, key_padding_mask, is_causal, batch, length, k.size(2), q)
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            out, weights = scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, return_weights=True
+            )  # (B, H, L, E), (B, H, L, S)
+        else:
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag
+            )  # (B, H, L, S) x (B, H, S, E) -> (B, H, L, E)
+            weights = None
+        out = out.transpose(1, 2).reshape(batch, length, self.embed_dim)  # (B, L, D): heads concatenated
+        return self.o_proj(out), weights  # (B, L, D)
+
+    def _check_inputs(
+        self,
+        query: Tensor,
+        key: Tensor | None,
+        value: Tensor | None,
+        kv_cache: KVCache | None,
+        rope: RotaryEmbedding | None,
+    ) -> tuple[Tensor, Tensor]:
+        """Validates the inputs of :meth:`forward` and returns ``(key, value)`` (``query`` for
+        self-attention), raising errors that name the argument and its shape."""
+        _check_input("query", query, self.embed_dim, "L")
+        if rope is not None and rope.head_dim != self.head_dim:
+            raise ValueError(f"rope.head_dim={rope.head_dim} must equal the head_dim={self.head_dim}")
+        if key is None:
+            if value is not None:
+                raise ValueError("value was given without key; pass key too (or neither, for self-attention)")
+            if self.kdim != self.embed_dim or self.vdim != self.embed_dim:
+                raise ValueError(
+                    f"self-attention (key=None) needs kdim == vdim == embed_dim, got kdim={self.kdim}, "
+                    f"vdim={self.vdim}, embed_dim={self.embed_dim}"
+                )
+            return query, query
+        value = key if value is None else value
+        _check_input("key", key, self.kdim, "S")
+        _check_input("value", value, self.vdim, "S")
+        if key.shape[:2] != value.shape[:2] or key.size(0) != query.size(0):
+            raise ValueError(
+                f"query, key and value must share the batch size B, and key and value the length S; got "
+                f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
+        if kv_cache is not None or rope is not None:
+            raise ValueError("kv_cache and rope are for self-attention only (key=None)")
+        return key, value
+
+    def _merge_masks(
+        self,
+        attn_mask: Tensor | None,
+        key_padding_mask: Tensor | None,
+        is_causal: bool,
+        batch: int,
+        length: int,
+        source_length: int,
+        query: Tensor,
+    ) -> tuple[Tensor | None, bool]:
+        """Combines the causal, attention and padding masks into one ``attn_mask``.
+
+        Returns ``(mask, is_causal_flag)``: a plain square causal mask stays the ``is_causal``
+        flag (the fused kernels skip the masked blocks); anything else becomes one boolean mask
+        (``True`` = may attend) or, if ``attn_mask`` is a float bias, one float bias with
+        ``-inf`` at masked positions. Shape ``(L, S)`` or ``(B or 1, H or 1, L, S)``.
+        """
+        if attn_mask is None and key_padding_mask is None and (not is_causal or length == source_length):
+            return None, is_causal
+        weights_shape = (batch, self.num_heads, length, source_length)
+        masks: list[Tensor] = []
+        if attn_mask is not None:
+            if not isinstance(attn_mask, Tensor):
+                raise TypeError(f"attn_mask must be a torch.Tensor or None, got {type(attn_mask).__name__}")
+            if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+                raise TypeError(f"attn_mask must be bool (True = may attend) or float (a bias), got {attn_mask.dtype}")
+            ok = attn_mask.dim() in (2, 4)
+            if ok:
+                try:
+                    ok = torch.broadcast_shapes(attn_mask.shape, weights_shape) == torch.Size(weights_shape)
+                except RuntimeError:
+                    ok = False
+            if not ok:
+                raise ValueError(
+                    f"attn_mask must have shape (L, S) = {(length, source_length)} or broadcast to "
+                    f"(B, H, L, S) = {weights_shape}, got {tuple(attn_mask.shape)}"
+                )
+            masks.append(attn_mask if attn_mask.dtype == torch.bool else attn_mask.to(query.dtype))
+        if key_padding_mask is not None:
+            if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
+                got = key_padding_mask.dtype if isinstance(key_padding_mask, Tensor) else type(key_padding_mask).__name__
+                raise TypeError(f"key_padding_mask must be a bool tensor (True = real token), got {got}")
+            if key_padding_mask.shape != (batch, source_length):
+                raise ValueError(
+                    f"key_padding_mask must have shape (B, S) = {(batch, source_length)}, "
+                    f"got {tuple(key_padding_mask.shape)}"
+                )
+            masks.append(key_padding_mask[:, None, None, :])  # (B, 1, 1, S)
+        if is_causal:
+            ones = torch.ones(length, source_length, dtype=torch.bool, device=query.device)
+            masks.append(ones.tril(diagonal=source_length - length))  # (L, S), bottom-right aligned
+        if all(m.dtype == torch.bool for m in masks):
+            merged = masks[0]
+            for m in masks[1:]:
+                merged = merged & m  # broadcast to (B or 1, H or 1, L, S)
+            return merged, False
+        bias = torch.zeros((), dtype=query.dtype, device=query.device)
+        for m in masks:
+            if m.dtype == torch.bool:
+                m = torch.zeros(m.shape, dtype=query.dtype, device=query.device).masked_fill(~m, float("-inf"))
+            bias = bias + m  # broadcast to (B or 1, H or 1, L, S)
+        return bias, False
+
+    def extra_repr(self) -> str:
+        return (
+            f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, num_kv_heads={self.num_kv_heads}, "
+            f"head_dim={self.head_dim}, dropout={self.dropout}"
+        )

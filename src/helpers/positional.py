@@ -1,3 +1,453 @@
-"""Work in progress: being written (see the issue that owns this module)."""
+"""Position information for attention: sinusoidal, learned, T5 relative, ALiBi and RoPE.
 
-__all__: list[str] = []
+Attention on its own is permutation-equivariant: shuffle the tokens and the outputs are
+shuffled the same way. Each scheme below puts order back in a different place -- added to the
+input (sinusoidal, learned), added to the scores (T5 relative bias, ALiBi), or rotated into
+the queries and keys (RoPE). Explained in chapter 6.
+
+Shape legend:
+    B   batch size
+    H   number of heads
+    L   number of queries (target length)
+    S   number of keys (source length)
+    P   number of positions
+    D   model (embedding) dimension
+    E   head dimension (``head_dim``)
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "sinusoidal_encoding",
+    "LearnedPositionalEmbedding",
+    "relative_position_bucket",
+    "T5RelativeBias",
+    "alibi_slopes",
+    "alibi_bias",
+    "RotaryEmbedding",
+    "rotate_half",
+    "apply_rotary_pos_emb",
+]
+
+
+def _check_positive_int(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Absolute positions, added to the token embeddings
+# ----------------------------------------------------------------------------------------------
+
+
+def sinusoidal_encoding(num_positions: int, dim: int, *, base: float = 10000.0) -> Tensor:
+    """Fixed sinusoidal position encodings of "Attention Is All You Need".
+
+    ``PE[pos, 2i] = sin(pos / base**(2i / dim))`` and ``PE[pos, 2i + 1] = cos(pos / base**(2i / dim))``:
+    sine on the even feature indices, cosine on the odd ones, interleaved (not two halves).
+    Each sine/cosine pair turns at its own frequency, so that ``PE[pos + k]`` is a fixed
+    rotation of ``PE[pos]`` for every ``pos``. For an odd ``dim`` the last column is a sine.
+
+    Paper: Vaswani et al., 2017, "Attention Is All You Need", section 3.5.
+    Explained in chapter 6.
+
+    Args:
+        num_positions: number of positions ``P`` (rows), positions ``0 .. P - 1``.
+        dim: model dimension ``D`` (columns).
+        base: the wavelength scale (10000 in the paper).
+
+    Returns:
+        The encodings, float32.
+
+    Shape:
+        output: ``(P, D)``
+    """
+    _check_positive_int("num_positions", num_positions)
+    _check_positive_int("dim", dim)
+    if base <= 0:
+        raise ValueError(f"base must be positive, got {base}")
+    position = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
+    two_i = torch.arange(0, dim, 2, dtype=torch.float64)  # (ceil(D/2),)
+    angle = position / base ** (two_i / dim)  # (P, ceil(D/2))
+    encoding = torch.empty(num_positions, dim, dtype=torch.float64)
+    encoding[:, 0::2] = torch.sin(angle)  # (P, ceil(D/2))
+    encoding[:, 1::2] = torch.cos(angle[:, : dim // 2])  # (P, floor(D/2))
+    return encoding.to(torch.float32)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trained table of one vector per absolute position (BERT, GPT-2).
+
+    It cannot say anything about a position it never saw: asking for a position at or past
+    ``max_positions`` raises a ``ValueError`` instead of indexing out of range.
+
+    Paper: Gehring et al., 2017, "Convolutional Sequence to Sequence Learning"; used by
+    Devlin et al., 2019 (BERT) and Radford et al., 2019 (GPT-2). Explained in chapter 6.
+
+    Args:
+        max_positions: number of positions the table holds.
+        dim: model dimension ``D``.
+    """
+
+    def __init__(self, max_positions: int, dim: int) -> None:
+        super().__init__()
+        _check_positive_int("max_positions", max_positions)
+        _check_positive_int("dim", dim)
+        self.max_positions = max_positions
+        self.dim = dim
+        self.weight = nn.Parameter(torch.empty(max_positions, dim))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, positions: int | Tensor, *, offset: int = 0) -> Tensor:
+        """Looks up the vectors of some positions.
+
+        Args:
+            positions: a length ``L`` (positions ``offset .. offset + L - 1``) or an integer
+                tensor of positions.
+            offset: first position when ``positions`` is an int (the number of tokens already
+                decoded when a KV cache is used).
+
+        Returns:
+            The position vectors, to be added to the token embeddings.
+
+        Shape:
+            output: ``(L, D)`` for an int, ``(*positions.shape, D)`` for a tensor.
+        """
+        if isinstance(positions, int):
+            positions = torch.arange(offset, offset + positions, device=self.weight.device)  # (L,)
+        if positions.is_floating_point():
+            raise TypeError(f"positions must be integers, got dtype {positions.dtype}")
+        if positions.numel() > 0:
+            low, high = int(positions.min()), int(positions.max())
+            if low < 0 or high >= self.max_positions:
+                raise ValueError(
+                    f"positions must lie in [0, {self.max_positions}) (max_positions={self.max_positions}), "
+                    f"got positions from {low} to {high}; a learned table has no vector past its end"
+                )
+        return self.weight[positions]  # (*positions.shape, D)
+
+    def extra_repr(self) -> str:
+        return f"max_positions={self.max_positions}, dim={self.dim}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Relative positions, added to the scores
+# ----------------------------------------------------------------------------------------------
+
+
+def relative_position_bucket(
+    relative_position: Tensor,
+    bidirectional: bool = True,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+) -> Tensor:
+    """Maps a relative position ``key_pos - query_pos`` to one of T5's buckets.
+
+    The rule (Mesh TensorFlow / T5): with ``bidirectional``, half of the buckets are for keys
+    after the query (``relative_position > 0``) and half for keys at or before it; otherwise
+    keys after the query all fall in bucket 0. Inside each half, with ``n = |offset|`` and
+    ``max_exact = half // 2``: distances ``n < max_exact`` get a bucket each, larger distances
+    share logarithmically wider buckets,
+    ``max_exact + floor(log(n / max_exact) / log(max_distance / max_exact) * (half - max_exact))``,
+    capped at ``half - 1`` (everything at ``max_distance`` or beyond shares the last bucket).
+
+    Paper: Raffel et al., 2020, "Exploring the Limits of Transfer Learning with a Unified
+    Text-to-Text Transformer" (T5), section 2.1; Shaw et al., 2018 for relative positions.
+    Explained in chapter 6.
+
+    Args:
+        relative_position: integer tensor of ``key_position - query_position``.
+        bidirectional: whether keys after the query get their own buckets (encoder) or not
+            (causal decoder).
+        num_buckets: total number of buckets.
+        max_distance: distance from which all offsets share one bucket.
+
+    Returns:
+        Bucket indices in ``[0, num_buckets)``, dtype ``torch.long``.
+
+    Shape:
+        output: same as ``relative_position``
+    """
+    if relative_position.is_floating_point():
+        raise TypeError(f"relative_position must be an integer tensor, got dtype {relative_position.dtype}")
+    _check_positive_int("num_buckets", num_buckets)
+    _check_positive_int("max_distance", max_distance)
+    relative_position = relative_position.long()
+    buckets = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        buckets = buckets + (relative_position > 0).long() * num_buckets  # keys after the query
+        distance = relative_position.abs()
+    else:
+        distance = (-relative_position).clamp(min=0)  # keys after the query -> distance 0
+    max_exact = num_buckets // 2
+    if max_exact < 1 or max_distance <= max_exact:
+        raise ValueError(
+            f"need num_buckets >= {4 if bidirectional else 2} and max_distance > max_exact = {max_exact}, "
+            f"got num_buckets={num_buckets * (2 if bidirectional else 1)}, max_distance={max_distance}"
+        )
+    is_small = distance < max_exact
+    # clamp(min=1) only keeps log() finite where is_small already chose the exact bucket
+    log_ratio = torch.log(distance.clamp(min=1).float() / max_exact) / math.log(max_distance / max_exact)
+    bucket_if_large = max_exact + (log_ratio * (num_buckets - max_exact)).long()
+    bucket_if_large = bucket_if_large.clamp(max=num_buckets - 1)
+    return buckets + torch.where(is_small, distance, bucket_if_large)
+
+
+class T5RelativeBias(nn.Module):
+    """T5's learned relative position bias: one scalar per (bucket, head), added to the scores.
+
+    Paper: Raffel et al., 2020 (T5), section 2.1. Explained in chapter 6.
+
+    Args:
+        num_heads: number of heads ``H``; each head learns its own bias per bucket.
+        bidirectional: ``True`` for an encoder, ``False`` for a causal decoder.
+        num_buckets: number of buckets (32 in T5).
+        max_distance: offsets at or past this distance share the last bucket (128 in T5).
+    """
+
+    def __init__(
+        self, num_heads: int, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+    ) -> None:
+        super().__init__()
+        _check_positive_int("num_heads", num_heads)
+        # validates num_buckets / max_distance once, at construction
+        relative_position_bucket(torch.zeros(1, dtype=torch.long), bidirectional, num_buckets, max_distance)
+        self.num_heads = num_heads
+        self.bidirectional = bidirectional
+        self.num_buckets = num_buckets
+        self.max_distance = max_distance
+        self.relative_attention_bias = nn.Embedding(num_buckets, num_heads)
+
+    def forward(self, query_length: int, key_length: int, *, query_offset: int = 0) -> Tensor:
+        """Computes the additive bias for ``L`` queries and ``S`` keys.
+
+        Args:
+            query_length: ``L``.
+            key_length: ``S``; keys sit at positions ``0 .. S - 1``.
+            query_offset: position of the first query (queries at ``offset .. offset + L - 1``),
+                e.g. ``S - L`` when decoding with a KV cache.
+
+        Returns:
+            A float bias to pass as ``attn_mask`` (a float mask is added to the scores).
+
+        Shape:
+            output: ``(1, H, L, S)``
+        """
+        device = self.relative_attention_bias.weight.device
+        query_position = torch.arange(query_offset, query_offset + query_length, device=device)  # (L,)
+        key_position = torch.arange(key_length, device=device)  # (S,)
+        relative_position = key_position[None, :] - query_position[:, None]  # (L, S)
+        bucket = relative_position_bucket(relative_position, self.bidirectional, self.num_buckets, self.max_distance)
+        bias = self.relative_attention_bias(bucket)  # (L, S, H)
+        return bias.permute(2, 0, 1).unsqueeze(0)  # (1, H, L, S)
+
+    def extra_repr(self) -> str:
+        return (
+            f"num_heads={self.num_heads}, bidirectional={self.bidirectional}, "
+            f"num_buckets={self.num_buckets}, max_distance={self.max_distance}"
+        )
+
+
+def alibi_slopes(num_heads: int) -> Tensor:
+    """The per-head slopes of ALiBi.
+
+    For ``H`` a power of two the slopes are the geometric sequence that starts at and has ratio
+    ``2**(-8 / H)``: for 8 heads ``1/2, 1/4, ..., 1/256``. Otherwise, with ``n`` the largest
+    power of two below ``H``, the slopes are those of ``n`` heads followed by the first
+    ``H - n`` of every other slope (indices 0, 2, 4, ...) of ``2n`` heads -- the rule of the
+    paper's reference code. For 6 heads: ``1/4, 1/16, 1/64, 1/256, 1/2, 1/8``.
+
+    Paper: Press et al., 2022, "Train Short, Test Long: Attention with Linear Biases Enables
+    Input Length Extrapolation" (ALiBi), section 3. Explained in chapter 6.
+
+    Args:
+        num_heads: number of heads ``H``.
+
+    Returns:
+        The slopes, float32.
+
+    Shape:
+        output: ``(H,)``
+    """
+    _check_positive_int("num_heads", num_heads)
+
+    def power_of_two_slopes(n: int) -> list[float]:
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    closest_power_of_two = 2 ** int(math.floor(math.log2(num_heads)))
+    slopes = power_of_two_slopes(closest_power_of_two)
+    if closest_power_of_two != num_heads:
+        slopes += power_of_two_slopes(2 * closest_power_of_two)[0::2][: num_heads - closest_power_of_two]
+    return torch.tensor(slopes, dtype=torch.float32)
+
+
+def alibi_bias(num_heads: int, query_length: int, key_length: int, *, causal: bool = True) -> Tensor:
+    """ALiBi's additive bias ``-slope_h * distance(query, key)``.
+
+    Queries are aligned to the end of the keys (bottom-right): query ``i`` sits at position
+    ``S - L + i``, which is where it is when decoding with a KV cache; for ``L == S`` query
+    ``i`` is at position ``i``. With ``causal=True`` the bias for a key ``j`` at or before the
+    query is ``-slope * (pos_i - j)`` and keys after the query get ``-inf``, so the bias is the
+    causal mask as well (the paper's causal form). With ``causal=False`` it is the symmetric
+    ``-slope * |pos_i - j|``, one common bidirectional extension.
+
+    Paper: Press et al., 2022 (ALiBi), section 3. Explained in chapter 6.
+
+    Args:
+        num_heads: number of heads ``H``.
+        query_length: ``L``.
+        key_length: ``S``.
+        causal: whether keys after the query are masked with ``-inf``.
+
+    Returns:
+        A float32 bias to pass as ``attn_mask``.
+
+    Shape:
+        output: ``(1, H, L, S)``
+    """
+    _check_positive_int("query_length", query_length)
+    _check_positive_int("key_length", key_length)
+    slopes = alibi_slopes(num_heads)  # (H,)
+    query_position = torch.arange(key_length - query_length, key_length)  # (L,)
+    key_position = torch.arange(key_length)  # (S,)
+    distance = (query_position[:, None] - key_position[None, :]).float()  # (L, S), > 0 for past keys
+    bias = -slopes[:, None, None] * distance.abs()  # (H, L, S)
+    if causal:
+        bias = bias.masked_fill(distance < 0, float("-inf"))  # (H, L, S)
+    return bias.unsqueeze(0)  # (1, H, L, S)
+
+
+# ----------------------------------------------------------------------------------------------
+# Rotary position embedding (RoPE), rotated into queries and keys
+# ----------------------------------------------------------------------------------------------
+
+
+class RotaryEmbedding(nn.Module):
+    """Cosines and sines of the rotary position embedding (RoPE).
+
+    Convention: half-split, as in GPT-NeoX and Hugging Face Llama. Feature ``i`` is paired with
+    feature ``i + E/2`` and the pair is rotated by the angle ``position * theta_i`` with
+    ``theta_i = base**(-2i / E)``. The paper pairs neighbours ``(2i, 2i + 1)`` instead
+    (interleaved). The two are the same rotation applied to a fixed permutation of the
+    features; since ``q_proj`` and ``k_proj`` are learned, the permutation is absorbed into their
+    weights and the models are equivalent, but checkpoints are not interchangeable without
+    permuting those weights.
+
+    Paper: Su et al., 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding",
+    section 3.4. Explained in chapter 6.
+
+    Args:
+        head_dim: ``E``, must be even.
+        base: the wavelength scale (10000 in the paper).
+    """
+
+    inv_freq: Tensor
+
+    def __init__(self, head_dim: int, base: float = 10000.0) -> None:
+        super().__init__()
+        _check_positive_int("head_dim", head_dim)
+        if head_dim % 2:
+            raise ValueError(f"head_dim must be even for RoPE (features are rotated in pairs), got {head_dim}")
+        if base <= 0:
+            raise ValueError(f"base must be positive, got {base}")
+        self.head_dim = head_dim
+        self.base = base
+        inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (E/2,)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, positions: int | Tensor, *, offset: int = 0) -> tuple[Tensor, Tensor]:
+        """Computes ``cos`` and ``sin`` of the rotation angles of some positions.
+
+        Args:
+            positions: a length ``L`` (positions ``offset .. offset + L - 1``), or integer
+                positions of shape ``(L,)`` or ``(B, L)`` (Hugging Face's ``position_ids``).
+            offset: first position when ``positions`` is an int.
+
+        Returns:
+            ``(cos, sin)``, float32, each with the angle of pair ``i`` repeated at ``i`` and
+            ``i + E/2``; pass them to :func:`apply_rotary_pos_emb`.
+
+        Shape:
+            cos, sin: ``(1, L, E)`` for an int or ``(L,)`` positions, ``(B, L, E)`` for ``(B, L)``.
+        """
+        if isinstance(positions, int):
+            positions = torch.arange(offset, offset + positions, device=self.inv_freq.device)  # (L,)
+        if positions.dim() == 1:
+            positions = positions.unsqueeze(0)  # (1, L)
+        if positions.dim() != 2:
+            raise ValueError(f"positions must have shape (L,) or (B, L), got {tuple(positions.shape)}")
+        angle = positions.to(torch.float32).unsqueeze(-1) * self.inv_freq  # (B, L, E/2)
+        angle = torch.cat((angle, angle), dim=-1)  # (B, L, E)
+        return angle.cos(), angle.sin()
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, base={self.base}"
+
+
+def rotate_half(x: Tensor) -> Tensor:
+    """Rotates each half-split pair by 90 degrees: ``(x1, x2) -> (-x2, x1)``.
+
+    With ``x1 = x[..., :E/2]`` and ``x2 = x[..., E/2:]``, this is the multiplication by ``i``
+    of the complex numbers ``x1 + i x2``. Explained in chapter 6.
+
+    Args:
+        x: any tensor with an even last dimension.
+
+    Returns:
+        ``cat(-x2, x1)``.
+
+    Shape:
+        x: ``(..., E)``; output: ``(..., E)``
+    """
+    if x.shape[-1] % 2:
+        raise ValueError(f"x must have an even last dimension, got shape {tuple(x.shape)}")
+    x1, x2 = x.chunk(2, dim=-1)  # (..., E/2) each
+    return torch.cat((-x2, x1), dim=-1)  # (..., E)
+
+
+def apply_rotary_pos_emb(
+    q: Tensor, k: Tensor, cos: Tensor, sin: Tensor, unsqueeze_dim: int = 1
+) -> tuple[Tensor, Tensor]:
+    """Rotates queries and keys by their positions' angles (half-split RoPE).
+
+    ``x * cos + rotate_half(x) * sin`` rotates every pair ``(x_i, x_{i + E/2})`` by
+    ``position * theta_i``, so that ``<R_m q, R_n k>`` depends on ``m - n`` only.
+
+    Paper: Su et al., 2021 (RoFormer), equation 34. Explained in chapter 6.
+
+    Args:
+        q: queries.
+        k: keys (their number of heads may differ from the queries').
+        cos: from :class:`RotaryEmbedding`.
+        sin: from :class:`RotaryEmbedding`.
+        unsqueeze_dim: where to insert the head axis into ``cos`` and ``sin``: 1 for
+            ``(B, H, L, E)`` inputs, 2 for ``(B, L, H, E)``.
+
+    Returns:
+        ``(q_rotated, k_rotated)`` in the dtype of ``q`` and ``k``.
+
+    Shape:
+        q: ``(B, H, L, E)``; k: ``(B, H_kv, L, E)``; cos, sin: ``(B or 1, L, E)``;
+        outputs: as ``q`` and ``k``.
+    """
+    if cos.shape != sin.shape:
+        raise ValueError(f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}")
+    if q.shape[-1] != cos.shape[-1] or k.shape[-1] != cos.shape[-1]:
+        raise ValueError(
+            f"q, k and cos must share the last dimension E, got q {tuple(q.shape)}, k {tuple(k.shape)}, "
+            f"cos {tuple(cos.shape)}"
+        )
+    cos = cos.unsqueeze(unsqueeze_dim)  # (B, 1, L, E)
+    sin = sin.unsqueeze(unsqueeze_dim)  # (B, 1, L, E)
+    q_rotated = q * cos.to(q.dtype) + rotate_half(q) * sin.to(q.dtype)  # (B, H, L, E)
+    k_rotated = k * cos.to(k.dtype) + rotate_half(k) * sin.to(k.dtype)  # (B, H_kv, L, E)
+    return q_rotated, k_rotated
