@@ -1,0 +1,278 @@
+"""Tests of helpers.positional against closed forms, brute-force loops and reference implementations."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from helpers.positional import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    T5RelativeBias,
+    alibi_bias,
+    alibi_slopes,
+    apply_rotary_pos_emb,
+    relative_position_bucket,
+    rotate_half,
+    sinusoidal_encoding,
+)
+
+
+inf = float("inf")
+
+
+def randn(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+# ----------------------------------------------------------------------------------------------
+# Sinusoidal and learned
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [8, 7])
+def test_sinusoidal_equals_closed_form_sin_even_cos_odd(dim: int) -> None:
+    encoding = sinusoidal_encoding(12, dim)
+    expected = torch.zeros(12, dim)
+    for pos in range(12):
+        for col in range(dim):
+            angle = pos / 10000.0 ** ((col - col % 2) / dim)
+            expected[pos, col] = math.sin(angle) if col % 2 == 0 else math.cos(angle)
+    assert encoding.shape == (12, dim) and encoding.dtype == torch.float32
+    torch.testing.assert_close(encoding, expected, atol=1e-6, rtol=0)
+
+
+def test_sinusoidal_dot_product_depends_only_on_offset() -> None:
+    encoding = sinusoidal_encoding(64, 16).double()
+    for offset in (1, 5, 17):
+        dots = torch.stack([encoding[p] @ encoding[p + offset] for p in range(0, 40, 7)])
+        torch.testing.assert_close(dots, dots[0].expand_as(dots), atol=1e-5, rtol=0)
+
+
+def test_learned_positions_look_up_rows_and_refuse_past_the_end() -> None:
+    torch.manual_seed(0)
+    table = LearnedPositionalEmbedding(10, 4)
+    torch.testing.assert_close(table(3), table.weight[:3], atol=0, rtol=0)
+    torch.testing.assert_close(table(2, offset=7), table.weight[7:9], atol=0, rtol=0)
+    positions = torch.tensor([[0, 9], [4, 4]])
+    assert table(positions).shape == (2, 2, 4)
+    with pytest.raises(ValueError, match=r"max_positions=10.*from 8 to 10"):
+        table(3, offset=8)
+    with pytest.raises(ValueError, match=r"from -1 to 0"):
+        table(torch.tensor([-1, 0]))
+
+
+# ----------------------------------------------------------------------------------------------
+# T5 relative bias
+# ----------------------------------------------------------------------------------------------
+
+
+def t5_bucket_reference(offset: int, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
+    """The T5 rule for one offset, written independently with Python scalars."""
+    bucket = 0
+    if bidirectional:
+        num_buckets //= 2
+        if offset > 0:
+            bucket += num_buckets
+        n = abs(offset)
+    else:
+        n = max(-offset, 0)
+    max_exact = num_buckets // 2
+    if n < max_exact:
+        return bucket + n
+    large = max_exact + int(math.log(n / max_exact) / math.log(max_distance / max_exact) * (num_buckets - max_exact))
+    return bucket + min(large, num_buckets - 1)
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+@pytest.mark.parametrize("num_buckets,max_distance", [(32, 128), (8, 20), (16, 64)])
+def test_t5_buckets_equal_independent_rule(bidirectional: bool, num_buckets: int, max_distance: int) -> None:
+    offsets = torch.arange(-300, 301)
+    buckets = relative_position_bucket(offsets, bidirectional, num_buckets, max_distance)
+    expected = torch.tensor([t5_bucket_reference(int(o), bidirectional, num_buckets, max_distance) for o in offsets])
+    torch.testing.assert_close(buckets, expected, atol=0, rtol=0)
+    assert int(buckets.min()) >= 0 and int(buckets.max()) == num_buckets - 1
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_t5_buckets_equal_transformers_t5attention(bidirectional: bool) -> None:
+    modeling_t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
+    offsets = torch.arange(-200, 201)[:, None] - torch.arange(0, 5)[None, :]  # (401, 5)
+    ours = relative_position_bucket(offsets, bidirectional, 32, 128)
+    theirs = modeling_t5.T5Attention._relative_position_bucket(offsets, bidirectional, 32, 128)
+    torch.testing.assert_close(ours, theirs, atol=0, rtol=0)
+
+
+def test_t5_relative_bias_is_the_embedding_of_each_offsets_bucket() -> None:
+    torch.manual_seed(0)
+    module = T5RelativeBias(3, bidirectional=False, num_buckets=8, max_distance=16)
+    bias = module(4, 6, query_offset=2)  # queries at positions 2..5
+    assert bias.shape == (1, 3, 4, 6)
+    weight = module.relative_attention_bias.weight  # (buckets, H)
+    for i in range(4):
+        for j in range(6):
+            bucket = t5_bucket_reference(j - (i + 2), False, 8, 16)
+            torch.testing.assert_close(bias[0, :, i, j], weight[bucket], atol=0, rtol=0)
+
+
+# ----------------------------------------------------------------------------------------------
+# ALiBi
+# ----------------------------------------------------------------------------------------------
+
+
+def test_alibi_slopes_for_8_heads_are_half_to_1_over_256() -> None:
+    torch.testing.assert_close(alibi_slopes(8), torch.tensor([2.0 ** -k for k in range(1, 9)]), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize(
+    "num_heads,exponents",
+    [
+        (6, [2, 4, 6, 8, 1, 3]),  # slopes of 4 heads, then every other slope of 8 heads
+        (12, [1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5]),  # 8 heads, then every other of 16
+        (1, [8]),
+        (4, [2, 4, 6, 8]),
+    ],
+)
+def test_alibi_slopes_follow_the_non_power_of_two_rule(num_heads: int, exponents: list[float]) -> None:
+    torch.testing.assert_close(alibi_slopes(num_heads), torch.tensor([2.0 ** -e for e in exponents]), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_alibi_bias_equals_brute_force_with_bottom_right_queries(causal: bool) -> None:
+    bias = alibi_bias(4, 3, 5, causal=causal)  # queries at positions 2, 3, 4
+    slopes = alibi_slopes(4)
+    assert bias.shape == (1, 4, 3, 5)
+    for h in range(4):
+        for i in range(3):
+            for j in range(5):
+                distance = (i + 2) - j
+                expected = -inf if (causal and distance < 0) else -slopes[h].item() * abs(distance)
+                assert bias[0, h, i, j].item() == pytest.approx(expected)
+
+
+
+def test_alibi_causal_bias_gives_the_papers_softmax() -> None:
+    # The paper's code adds slope * key_position to every row (a per-row constant away from ours).
+    scores = randn(1, 8, 6, 6)
+    slopes = alibi_slopes(8)
+    future = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    paper_bias = (slopes[:, None, None] * torch.arange(6.0)).masked_fill(future, -inf)  # (H, L, S)
+    torch.testing.assert_close(
+        torch.softmax(scores + alibi_bias(8, 6, 6, causal=True), -1), torch.softmax(scores + paper_bias, -1)
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# RoPE
+# ----------------------------------------------------------------------------------------------
+
+
+def test_rotate_half_closed_form() -> None:
+    x = torch.arange(1.0, 7.0)  # (x1 | x2) = (1, 2, 3 | 4, 5, 6)
+    torch.testing.assert_close(rotate_half(x), torch.tensor([-4.0, -5.0, -6.0, 1.0, 2.0, 3.0]), atol=0, rtol=0)
+    y = randn(2, 3, 8)
+    torch.testing.assert_close(rotate_half(rotate_half(y)), -y, atol=0, rtol=0)  # 90 + 90 degrees
+
+
+def test_rope_preserves_norms() -> None:
+    q, k = randn(2, 4, 9, 16, seed=1), randn(2, 2, 9, 16, seed=2)
+    cos, sin = RotaryEmbedding(16)(9)
+    q_rot, k_rot = apply_rotary_pos_emb(q, k, cos, sin)
+    torch.testing.assert_close(q_rot.norm(dim=-1), q.norm(dim=-1))
+    torch.testing.assert_close(k_rot.norm(dim=-1), k.norm(dim=-1))
+
+
+def test_rope_dot_product_depends_only_on_position_offset() -> None:
+    rope = RotaryEmbedding(16)
+    q, k = randn(1, 1, 1, 16, seed=3), randn(1, 1, 1, 16, seed=4)
+
+    def score(m: int, n: int) -> torch.Tensor:
+        q_cos, q_sin = rope(torch.tensor([m]))
+        k_cos, k_sin = rope(torch.tensor([n]))
+        q_rot, _ = apply_rotary_pos_emb(q, q, q_cos, q_sin)
+        _, k_rot = apply_rotary_pos_emb(k, k, k_cos, k_sin)
+        return (q_rot * k_rot).sum()
+
+    for offset in (0, 3, -5):
+        scores = torch.stack([score(m, m - offset) for m in (10, 17, 40, 123)])
+        torch.testing.assert_close(scores, scores[0].expand_as(scores), atol=1e-4, rtol=1e-5)
+    assert abs(score(10, 7) - score(10, 8)).item() > 1e-3  # and it does depend on the offset
+
+
+def test_rope_matches_complex_number_half_split_implementation() -> None:
+    head_dim, length = 8, 6
+    x = randn(2, 3, length, head_dim).double()
+    theta = 10000.0 ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)  # (E/2,)
+    angle = torch.arange(length, dtype=torch.float64)[:, None] * theta  # (L, E/2)
+    z = torch.complex(x[..., : head_dim // 2], x[..., head_dim // 2:]) * torch.polar(torch.ones_like(angle), angle)
+    expected = torch.cat([z.real, z.imag], dim=-1)
+    cos, sin = RotaryEmbedding(head_dim)(length)
+    rotated, _ = apply_rotary_pos_emb(x, x, cos.double(), sin.double())
+    torch.testing.assert_close(rotated, expected, atol=1e-6, rtol=1e-6)
+
+
+def test_rope_half_split_equals_interleaved_paper_form_after_a_feature_permutation() -> None:
+    head_dim, length = 8, 5
+    x = randn(1, 2, length, head_dim)
+    theta = 10000.0 ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
+    angle = torch.arange(length, dtype=torch.float32)[:, None] * theta  # (L, E/2)
+    # paper (RoFormer eq. 34): pairs of neighbours (2i, 2i + 1)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    paper = torch.stack([even * angle.cos() - odd * angle.sin(), even * angle.sin() + odd * angle.cos()], dim=-1)
+    paper = paper.flatten(-2)  # back to interleaved order
+    # half-split on the permuted features (evens first, then odds) is the same rotation
+    perm = torch.cat([torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)])
+    cos, sin = RotaryEmbedding(head_dim)(length)
+    half_split, _ = apply_rotary_pos_emb(x[..., perm], x[..., perm], cos, sin)
+    torch.testing.assert_close(half_split, paper[..., perm])
+
+
+def test_rope_matches_transformers_llama() -> None:
+    llama = pytest.importorskip("transformers.models.llama.modeling_llama")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(hidden_size=64, num_attention_heads=4, rope_theta=10000.0)
+    position_ids = torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]])
+    ref_cos, ref_sin = llama.LlamaRotaryEmbedding(config)(torch.zeros(2, 5, 64), position_ids)
+    cos, sin = RotaryEmbedding(16)(position_ids)
+    torch.testing.assert_close(cos, ref_cos)
+    torch.testing.assert_close(sin, ref_sin)
+    q, k = randn(2, 4, 5, 16, seed=1), randn(2, 1, 5, 16, seed=2)
+    ours = apply_rotary_pos_emb(q, k, cos, sin)
+    theirs = llama.apply_rotary_pos_emb(q, k, ref_cos, ref_sin)
+    torch.testing.assert_close(ours[0], theirs[0])
+    torch.testing.assert_close(ours[1], theirs[1])
+
+
+def test_rope_offset_equals_explicit_positions() -> None:
+    rope = RotaryEmbedding(8)
+    cos, sin = rope(3, offset=4)
+    ref_cos, ref_sin = rope(torch.tensor([4, 5, 6]))
+    assert cos.shape == (1, 3, 8)
+    torch.testing.assert_close(cos, ref_cos, atol=0, rtol=0)
+    torch.testing.assert_close(sin, ref_sin, atol=0, rtol=0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Errors
+# ----------------------------------------------------------------------------------------------
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(ValueError, match=r"head_dim must be even.*got 7"):
+        RotaryEmbedding(7)
+    with pytest.raises(ValueError, match=r"even last dimension, got shape \(2, 5\)"):
+        rotate_half(torch.zeros(2, 5))
+    with pytest.raises(ValueError, match=r"positions must have shape \(L,\) or \(B, L\), got \(1, 2, 3\)"):
+        RotaryEmbedding(8)(torch.zeros(1, 2, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"q, k and cos must share the last dimension"):
+        apply_rotary_pos_emb(torch.zeros(1, 1, 2, 4), torch.zeros(1, 1, 2, 4), *RotaryEmbedding(8)(2))
+    with pytest.raises(ValueError, match=r"num_heads must be a positive int, got 0"):
+        alibi_slopes(0)
+    with pytest.raises(TypeError, match=r"dim must be an int"):
+        sinusoidal_encoding(4, 2.5)
+    with pytest.raises(TypeError, match=r"relative_position must be an integer tensor"):
+        relative_position_bucket(torch.zeros(3))
+    with pytest.raises(ValueError, match=r"max_distance"):
+        T5RelativeBias(2, num_buckets=8, max_distance=2)
