@@ -398,7 +398,9 @@ def scaled_dot_product_attention(
       :func:`masked_softmax`). ``torch.nn.functional.scaled_dot_product_attention`` on CPU
       (torch 2.13) also returns zeros for such rows;
     - inputs that torch rejects with a RuntimeError (or silently accepts, like a key and value
-      of different lengths) raise a ValueError/TypeError naming the argument; so do NaN/inf
+      of different lengths) raise a ValueError/TypeError naming the argument; so do a 1-D
+      ``attn_mask`` and ``attn_mask`` together with ``is_causal`` (torch accepts both for a few
+      sizes such as ``L = S = 1`` and rejects them otherwise), NaN/inf
       inputs, integer masks (use a bool mask), float masks holding NaN or ``+inf``, and
       ``dropout_p`` outside ``[0, 1)`` (torch also accepts 1).
 

@@ -1,0 +1,440 @@
+"""Tests of helpers.attention: parity with torch, score functions against loops, properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers.attention import (
+    AdditiveAttention,
+    GeneralAttention,
+    additive_scores,
+    attention_weights,
+    cosine_scores,
+    dot_scores,
+    general_scores,
+    masked_softmax,
+    neg_euclidean_scores,
+    scaled_dot_product_attention,
+    scaled_dot_scores,
+)
+from helpers.masks import causal_mask
+
+ATOL, RTOL = 1e-5, 1e-5  # float32 parity with torch's kernel
+
+
+def randn(*shape: int, seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def qkv(B=2, H=4, H_kv=None, L=5, S=7, E=8, Ev=6, seed=0):
+    H_kv = H if H_kv is None else H_kv
+    return randn(B, H, L, E, seed=seed), randn(B, H_kv, S, E, seed=seed + 1), randn(B, H_kv, S, Ev, seed=seed + 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# Parity with torch.nn.functional.scaled_dot_product_attention
+# ------------------------------------------------------------------------------------------------
+
+
+def test_matches_torch_without_mask() -> None:
+    q, k, v = qkv()
+    torch.testing.assert_close(scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(q, k, v), atol=ATOL, rtol=RTOL)
+
+
+@pytest.mark.parametrize("mask_shape", [(5, 7), (1, 1, 5, 7), (2, 1, 1, 7), (2, 4, 5, 7), (4, 5, 7), (5, 1), (1, 7), (2, 1, 5, 7)])
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_matches_torch_with_broadcast_masks(mask_shape: tuple[int, ...], kind: str) -> None:
+    q, k, v = qkv()
+    gen = torch.Generator().manual_seed(5)
+    if kind == "bool":
+        mask = torch.rand(mask_shape, generator=gen) > 0.3
+    else:
+        mask = torch.randn(mask_shape, generator=gen)
+        mask = mask.masked_fill(torch.rand(mask_shape, generator=gen) < 0.2, float("-inf"))
+    ours = scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=ATOL, rtol=RTOL)
+
+
+@pytest.mark.parametrize("L,S", [(3, 7), (7, 3), (5, 5), (1, 4), (4, 1)])
+def test_is_causal_matches_torch_top_left_for_any_lengths(L: int, S: int) -> None:
+    q, k, v = qkv(L=L, S=S)
+    ours = scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=ATOL, rtol=RTOL)
+    explicit = scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(L, S, align="top_left"))
+    torch.testing.assert_close(ours, explicit, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("scale", [0.0, 0.05, 1.0, 3.0, -0.5])
+def test_custom_scale_matches_torch(scale: float) -> None:
+    q, k, v = qkv()
+    ours = scaled_dot_product_attention(q, k, v, scale=scale)
+    torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, scale=scale), atol=ATOL, rtol=RTOL)
+
+
+@pytest.mark.parametrize("H,H_kv", [(4, 2), (4, 1), (6, 3), (4, 4)])
+def test_enable_gqa_matches_torch_and_repeat_interleave(H: int, H_kv: int) -> None:
+    q, k, v = qkv(H=H, H_kv=H_kv)
+    ours = scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), atol=ATOL, rtol=RTOL)
+    group = H // H_kv
+    repeated = scaled_dot_product_attention(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), is_causal=True)
+    torch.testing.assert_close(ours, repeated, atol=0, rtol=0)
+    # query head h uses key/value head h // group
+    for h in range(H):
+        alone = scaled_dot_product_attention(q[:, h], k[:, h // group], v[:, h // group], is_causal=True)
+        torch.testing.assert_close(ours[:, h], alone, atol=ATOL, rtol=RTOL)
+
+
+@pytest.mark.parametrize("shape", [(6, 8), (3, 6, 8), (2, 2, 3, 6, 8)])
+def test_any_number_of_batch_dims_matches_torch(shape: tuple[int, ...]) -> None:
+    q, k, v = randn(*shape, seed=1), randn(*shape, seed=2), randn(*shape, seed=3)
+    torch.testing.assert_close(scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(q, k, v), atol=ATOL, rtol=RTOL)
+
+
+def test_dropout_matches_torch_for_the_same_seed() -> None:
+    q, k, v = qkv(H=4, H_kv=2)
+    torch.manual_seed(11)
+    ours = scaled_dot_product_attention(q, k, v, dropout_p=0.3, enable_gqa=True)
+    torch.manual_seed(11)
+    theirs = F.scaled_dot_product_attention(q, k, v, dropout_p=0.3, enable_gqa=True)
+    torch.testing.assert_close(ours, theirs, atol=ATOL, rtol=RTOL)
+
+
+def test_dropout_zeroes_fraction_p_and_preserves_expectation() -> None:
+    p = 0.25
+    q, k, v = qkv(B=4, H=4, L=16, S=16)
+    torch.manual_seed(0)
+    _, dropped = scaled_dot_product_attention(q, k, v, dropout_p=p, return_weights=True)
+    zero_fraction = (dropped == 0).float().mean().item()
+    # 4096 weights, Bernoulli(0.25): standard deviation 0.0068; allow 4 of them
+    assert abs(zero_fraction - p) < 0.03, zero_fraction
+    clean = attention_weights(q, k)
+    kept = dropped != 0
+    torch.testing.assert_close(dropped[kept], clean[kept] / (1 - p))  # survivors are rescaled by 1 / (1 - p)
+    mean = torch.stack([scaled_dot_product_attention(q[:1, :1], k[:1, :1], v[:1, :1], dropout_p=p) for _ in range(2000)]).mean(0)
+    exact = scaled_dot_product_attention(q[:1, :1], k[:1, :1], v[:1, :1])
+    assert (mean - exact).abs().max().item() < 0.1  # the expectation is preserved
+
+
+def test_return_weights_rows_sum_to_one_and_reproduce_output() -> None:
+    q, k, v = qkv()
+    out, weights = scaled_dot_product_attention(q, k, v, return_weights=True)
+    assert weights.shape == (2, 4, 5, 7) and weights.dtype == torch.float32
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 4, 5))
+    torch.testing.assert_close(out, weights @ v, atol=0, rtol=0)
+    manual = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), dim=-1)
+    torch.testing.assert_close(weights, manual)
+    torch.testing.assert_close(attention_weights(q, k), manual)
+
+
+def test_attention_weights_with_gqa_and_causal_match_brute_force_loop() -> None:
+    q, k, _ = qkv(B=1, H=2, H_kv=1, L=4, S=4, E=3)
+    weights = attention_weights(q, k, is_causal=True, enable_gqa=True, scale=0.7)
+    for h in range(2):
+        for i in range(4):
+            scores = [0.7 * float(q[0, h, i] @ k[0, 0, j]) for j in range(i + 1)]
+            expected = torch.softmax(torch.tensor(scores), 0)
+            torch.testing.assert_close(weights[0, h, i, : i + 1], expected)
+            assert (weights[0, h, i, i + 1 :] == 0).all()
+
+
+# ------------------------------------------------------------------------------------------------
+# Fully masked rows, low precision
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_fully_masked_row_gives_zero_output_and_finite_gradients_like_torch(kind: str) -> None:
+    q, k, v = (t.requires_grad_() for t in qkv(B=1, H=2, L=3, S=4))
+    mask = torch.ones(3, 4, dtype=torch.bool)
+    mask[1] = False  # query 1 may attend to nothing
+    attn_mask = mask if kind == "bool" else torch.zeros(3, 4).masked_fill(~mask, float("-inf"))
+    out, weights = scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, return_weights=True)
+    assert (weights[..., 1, :] == 0).all() and (out[..., 1, :] == 0).all()
+    torch.testing.assert_close(weights[..., [0, 2], :].sum(-1), torch.ones(1, 2, 2))
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask), atol=ATOL, rtol=RTOL)
+    (out.square().sum()).backward()
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        assert torch.isfinite(t.grad).all(), name
+    assert (q.grad[..., 1, :] == 0).all()  # the empty row has no influence at all
+
+
+def test_masked_softmax_empty_row_is_zero_and_gradient_is_zero() -> None:
+    scores = randn(2, 5).requires_grad_()
+    mask = torch.tensor([[True, False, True, False, False], [False] * 5])
+    weights = masked_softmax(scores, mask)
+    torch.testing.assert_close(weights[0], torch.softmax(scores[0].masked_fill(~mask[0], -math.inf), 0))
+    assert (weights[1] == 0).all()
+    weights.sum().backward()
+    assert torch.isfinite(scores.grad).all() and (scores.grad[1] == 0).all()
+
+
+# Low-precision tolerances (absolute, on O(1) outputs; measured max errors over 50 seeds of
+# (2, 4, 16|24, 32) inputs: float16 1.4e-3, bfloat16 1.1e-2; torch's own kernel: 1.6e-3, 1.1e-2).
+LOW_PRECISION_ATOL = {torch.float16: 5e-3, torch.bfloat16: 3e-2}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_within_stated_tolerance_of_float32(dtype: torch.dtype) -> None:
+    q, k, v = randn(2, 4, 16, 32, seed=1), randn(2, 4, 24, 32, seed=2), randn(2, 4, 24, 32, seed=3)
+    mask = torch.rand(16, 24, generator=torch.Generator().manual_seed(0)) > 0.2
+    reference = scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    out, weights = scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), attn_mask=mask, return_weights=True)
+    assert out.dtype == dtype and weights.dtype == torch.float32  # softmax ran in float32
+    error = (out.float() - reference).abs().max().item()
+    assert error < LOW_PRECISION_ATOL[dtype], error
+    torch_error = (F.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), attn_mask=mask).float() - reference).abs().max().item()
+    assert error <= 1.5 * torch_error + 1e-4, (error, torch_error)  # no worse than torch's own kernel
+
+
+# ------------------------------------------------------------------------------------------------
+# Properties: causality, permutation equivariance
+# ------------------------------------------------------------------------------------------------
+
+
+def test_causal_output_ignores_future_tokens() -> None:
+    q, k, v = qkv(L=6, S=6)
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
+    for i in range(6):
+        k2, v2 = k.clone(), v.clone()
+        k2[..., i + 1 :, :] = randn(*k2[..., i + 1 :, :].shape, seed=100 + i)
+        v2[..., i + 1 :, :] = randn(*v2[..., i + 1 :, :].shape, seed=200 + i)
+        q2 = q.clone()
+        q2[..., i + 1 :, :] += 5.0
+        out2 = scaled_dot_product_attention(q2, k2, v2, is_causal=True)
+        torch.testing.assert_close(out2[..., : i + 1, :], out[..., : i + 1, :], atol=0, rtol=0)
+
+
+def test_causal_gradient_of_output_i_wrt_future_key_value_is_exactly_zero() -> None:
+    L = 5
+    q, k, v = (t.requires_grad_() for t in qkv(B=1, H=1, L=L, S=L))
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
+    for i in range(L):
+        grad_k, grad_v = torch.autograd.grad(out[0, 0, i].sum(), (k, v), retain_graph=True)
+        assert (grad_k[0, 0, i + 1 :] == 0).all() and (grad_v[0, 0, i + 1 :] == 0).all()
+        assert grad_v[0, 0, : i + 1].abs().sum() > 0  # the past does matter
+
+
+def test_self_attention_without_positions_is_permutation_equivariant() -> None:
+    x = randn(2, 3, 7, 8)
+    perm = torch.randperm(7, generator=torch.Generator().manual_seed(1))
+    out = scaled_dot_product_attention(x, x, x)
+    torch.testing.assert_close(scaled_dot_product_attention(x[:, :, perm], x[:, :, perm], x[:, :, perm]), out[:, :, perm])
+    # and permuting only keys and values together changes nothing at all
+    torch.testing.assert_close(scaled_dot_product_attention(x, x[:, :, perm], x[:, :, perm]), out)
+
+
+# ------------------------------------------------------------------------------------------------
+# Input validation
+# ------------------------------------------------------------------------------------------------
+
+
+def _bad_calls():
+    q, k, v = qkv()
+    return [
+        (lambda: scaled_dot_product_attention(q[0, 0, 0], k, v), ValueError, "query"),
+        (lambda: scaled_dot_product_attention(q, k[..., :5], v), ValueError, r"query.*key"),
+        (lambda: scaled_dot_product_attention(q, k, v[..., :6, :]), ValueError, r"key and value"),
+        (lambda: scaled_dot_product_attention(q, k[:, :3], v[:, :3], enable_gqa=True), ValueError, r"key \(2, 3"),
+        (lambda: scaled_dot_product_attention(q, k[:, :2], v[:, :2]), ValueError, "enable_gqa"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(5, 7, dtype=torch.long)), TypeError, "attn_mask.*bool"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=torch.zeros(5, 7, dtype=torch.float64)), TypeError, "attn_mask"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(5, 6, dtype=torch.bool)), ValueError, r"attn_mask.*\(5, 6\)"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(3, 5, 7, dtype=torch.bool)), ValueError, "attn_mask"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(7, dtype=torch.bool)), ValueError, "attn_mask"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=torch.full((5, 7), math.nan)), ValueError, "attn_mask"),
+        (lambda: scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(5, 7), is_causal=True), ValueError, "is_causal"),
+        (lambda: scaled_dot_product_attention(q, k, v, dropout_p=1.0), ValueError, "dropout_p"),
+        (lambda: scaled_dot_product_attention(q, k, v, dropout_p=-0.1), ValueError, "dropout_p"),
+        (lambda: scaled_dot_product_attention(q, k, v, scale=math.inf), ValueError, "scale"),
+        (lambda: scaled_dot_product_attention(q.masked_fill(q > 2, math.nan), k, v), ValueError, "query"),
+        (lambda: scaled_dot_product_attention(q, k.masked_fill(k > 2, math.inf), v), ValueError, "key"),
+        (lambda: scaled_dot_product_attention(q, k, v.masked_fill(v > 2, -math.inf)), ValueError, "value"),
+        (lambda: scaled_dot_product_attention(q, k, v.double()), TypeError, "value"),
+        (lambda: scaled_dot_product_attention(q.long(), k, v), TypeError, "query"),
+        (lambda: scaled_dot_product_attention(q, k, v, is_causal=1), TypeError, "is_causal"),
+        (lambda: attention_weights(q, k[:, :, :, :3]), ValueError, "key"),
+        (lambda: dot_scores(q, k[..., :3]), ValueError, "key"),
+        (lambda: general_scores(q, k, torch.ones(8, 7)), ValueError, "weight"),
+        (lambda: additive_scores(q, k, torch.ones(4, 8), torch.ones(4, 8), torch.ones(3)), ValueError, "v "),
+        (lambda: cosine_scores(q, k, eps=0.0), ValueError, "eps"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_bad_calls())))
+def test_bad_input_raises_naming_the_argument(case: int) -> None:
+    call, error, pattern = _bad_calls()[case]
+    with pytest.raises(error, match=pattern):
+        call()
+
+
+ARG_NAMES = ("query", "key", "value", "attn_mask", "is_causal", "dropout_p", "scale", "enable_gqa")
+
+
+GOOD_MASK_SHAPES = {  # name -> shape as a function of (B, H, L, S)
+    "(L, S)": lambda B, H, L, S: (L, S),
+    "(1, 1, L, S)": lambda B, H, L, S: (1, 1, L, S),
+    "(B, 1, 1, S)": lambda B, H, L, S: (B, 1, 1, S),
+    "(B, H, L, S)": lambda B, H, L, S: (B, H, L, S),
+    "(H, L, S)": lambda B, H, L, S: (H, L, S),
+    "(L, 1)": lambda B, H, L, S: (L, 1),
+    "(1, S)": lambda B, H, L, S: (1, S),
+}
+BAD_MASK_SHAPES = {
+    "(S,)": lambda B, H, L, S: (S,),
+    "(L + 1, S)": lambda B, H, L, S: (L + 1, S),
+    "(B + 2, 1, L, S)": lambda B, H, L, S: (B + 2, 1, L, S),
+    "(1, B, H, L, S)": lambda B, H, L, S: (1, B, H, L, S),
+    "(H + 1, L, S)": lambda B, H, L, S: (H + 1, L, S),
+}
+
+
+@st.composite
+def sdpa_inputs(draw):
+    """Random shapes, masks and options; in about half the cases exactly one thing is wrong."""
+    fault = draw(st.sampled_from([None] * 5 + ["E", "S", "heads", "no_gqa", "mask_shape", "mask_dtype"]))
+    B, H_kv, group = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    L, S, E, Ev = draw(st.integers(1, 5)), draw(st.integers(1, 5)), draw(st.integers(1, 6)), draw(st.integers(1, 4))
+    H = H_kv * group + (1 if fault == "heads" else 0)
+    enable_gqa = fault != "no_gqa" and (H != H_kv or draw(st.booleans()))
+    if fault == "no_gqa" and H == H_kv:
+        H = 2 * H_kv
+    seed = draw(st.integers(0, 2**16))
+    q = randn(B, H, L, E, seed=seed)
+    k = randn(B, H_kv, S, E + (fault == "E"), seed=seed + 1)
+    v = randn(B, H_kv, S + (fault == "S"), Ev, seed=seed + 2)
+    shapes = list(BAD_MASK_SHAPES) if fault == "mask_shape" else [None, None, *GOOD_MASK_SHAPES]
+    mask_shape = draw(st.sampled_from(shapes))
+    if fault == "mask_dtype" and mask_shape is None:
+        mask_shape = "(L, S)"
+    mask = None
+    if mask_shape is not None:
+        size = {**GOOD_MASK_SHAPES, **BAD_MASK_SHAPES}[mask_shape](B, H, L, S)
+        kind = draw(st.sampled_from(["int", "double"] if fault == "mask_dtype" else ["bool", "float"]))
+        gen = torch.Generator().manual_seed(seed)
+        mask = {
+            "bool": lambda: torch.rand(size, generator=gen) > 0.4,
+            "float": lambda: torch.randn(size, generator=gen),
+            "int": lambda: (torch.rand(size, generator=gen) > 0.4).int(),
+            "double": lambda: torch.randn(size, generator=gen).double(),
+        }[kind]()
+    is_causal = draw(st.booleans()) if mask is None else draw(st.sampled_from([False] * 9 + [True]))
+    scale = draw(st.sampled_from([None, None, 0.5, 2.0]))
+    return q, k, v, dict(attn_mask=mask, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sdpa_inputs())
+def test_property_equals_torch_or_raises_value_or_type_error_naming_an_argument(inputs) -> None:
+    q, k, v, kwargs = inputs
+    try:
+        expected, torch_error = F.scaled_dot_product_attention(q, k, v, **kwargs), None
+    except Exception as error:  # noqa: BLE001 - torch raises RuntimeError, IndexError, ...
+        expected, torch_error = None, error
+    try:
+        ours = scaled_dot_product_attention(q, k, v, **kwargs)
+    except (ValueError, TypeError) as error:
+        assert any(name in str(error) for name in ARG_NAMES), str(error)
+        # we may be stricter than torch only where the docstring says so: key/value lengths that
+        # differ; attn_mask with is_causal, or a 1-D attn_mask (torch lets both pass for some
+        # sizes, e.g. L = S = 1)
+        mask = kwargs["attn_mask"]
+        documented = k.size(-2) != v.size(-2) or (mask is not None and (kwargs["is_causal"] or mask.dim() < 2))
+        assert torch_error is not None or documented, f"torch accepted it, we raised {error!r}"
+        return
+    assert torch_error is None, f"torch raised {torch_error!r}, we returned"
+    torch.testing.assert_close(ours, expected, atol=ATOL, rtol=RTOL)
+
+
+# ------------------------------------------------------------------------------------------------
+# Score functions against brute-force loops
+# ------------------------------------------------------------------------------------------------
+
+
+def _loop(L: int, S: int, pair) -> torch.Tensor:
+    return torch.tensor([[float(pair(i, j)) for j in range(S)] for i in range(L)])
+
+
+def test_dot_and_scaled_dot_scores_match_loop() -> None:
+    q, k = randn(4, 5, seed=1), randn(6, 5, seed=2)
+    expected = _loop(4, 6, lambda i, j: sum(q[i, e] * k[j, e] for e in range(5)))
+    torch.testing.assert_close(dot_scores(q, k), expected)
+    torch.testing.assert_close(scaled_dot_scores(q, k), expected / math.sqrt(5))
+    torch.testing.assert_close(scaled_dot_scores(q, k, scale=0.1), expected * 0.1)
+    torch.testing.assert_close(dot_scores(q.expand(3, 2, 4, 5), k)[1, 0], expected)  # batch dims broadcast
+
+
+def test_cosine_scores_match_torch_cosine_similarity_and_equal_dot_for_unit_vectors() -> None:
+    q, k = randn(2, 4, 5, seed=1), randn(2, 6, 5, seed=2)
+    expected = F.cosine_similarity(q.unsqueeze(-2), k.unsqueeze(-3), dim=-1)  # (2, 4, 6)
+    torch.testing.assert_close(cosine_scores(q, k), expected)
+    q_unit, k_unit = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+    torch.testing.assert_close(cosine_scores(q_unit, k_unit), dot_scores(q_unit, k_unit))
+    assert (cosine_scores(q * 100, k).abs() <= 1 + 1e-6).all()
+    assert torch.equal(cosine_scores(torch.zeros(1, 5), k[0]), torch.zeros(1, 6))  # a zero vector scores 0
+
+
+def test_neg_euclidean_scores_match_loop_and_order_keys_by_distance() -> None:
+    q, k = randn(4, 3, seed=1), randn(9, 3, seed=2)
+    expected = _loop(4, 9, lambda i, j: -((q[i] - k[j]) ** 2).sum())
+    scores = neg_euclidean_scores(q, k)
+    torch.testing.assert_close(scores, expected)
+    distances = torch.cdist(q, k)
+    for i in range(4):
+        assert torch.equal(scores[i].argsort(descending=True), distances[i].argsort())
+    assert (neg_euclidean_scores(k, k).diagonal() == 0).all() and (scores <= 0).all()
+
+
+def test_general_scores_match_loop() -> None:
+    q, k, w = randn(3, 4, seed=1), randn(5, 6, seed=2), randn(4, 6, seed=3)
+    expected = _loop(3, 5, lambda i, j: sum(q[i, a] * w[a, b] * k[j, b] for a in range(4) for b in range(6)))
+    torch.testing.assert_close(general_scores(q, k, w), expected)
+    torch.testing.assert_close(general_scores(q, q, torch.eye(4)), dot_scores(q, q))  # W = I is the dot product
+
+
+def test_additive_scores_match_loop() -> None:
+    q, k = randn(2, 3, 4, seed=1), randn(2, 5, 6, seed=2)
+    w_q, w_k, v = randn(7, 4, seed=3), randn(7, 6, seed=4), randn(7, seed=5)
+    scores = additive_scores(q, k, w_q, w_k, v)
+    assert scores.shape == (2, 3, 5)
+    for b in range(2):
+        expected = _loop(3, 5, lambda i, j: v @ torch.tanh(w_q @ q[b, i] + w_k @ k[b, j]))
+        torch.testing.assert_close(scores[b], expected)
+
+
+def test_additive_attention_module_matches_loop_and_masks() -> None:
+    torch.manual_seed(0)
+    module = AdditiveAttention(query_dim=4, key_dim=6, hidden_dim=5)
+    q, k, val = randn(2, 3, 4, seed=1), randn(2, 5, 6, seed=2), randn(2, 5, 2, seed=3)
+    mask = torch.tensor([True, True, True, False, False])  # key padding, broadcast over (B, L)
+    out, weights = module(q, k, val, attn_mask=mask.expand(3, 5))
+    for b in range(2):
+        for i in range(3):
+            e = torch.stack([module.score_vector @ torch.tanh(module.query_proj.weight @ q[b, i] + module.key_proj.weight @ k[b, j]) for j in range(3)])
+            alpha = torch.softmax(e, 0)
+            torch.testing.assert_close(weights[b, i, :3], alpha)
+            torch.testing.assert_close(out[b, i], alpha @ val[b, :3])
+    assert (weights[..., 3:] == 0).all()
+    out.sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in module.parameters())
+
+
+def test_general_attention_module_matches_softmax_of_bilinear_scores() -> None:
+    torch.manual_seed(0)
+    module = GeneralAttention(query_dim=4, key_dim=6)
+    q, k, val = randn(3, 4, seed=1), randn(5, 6, seed=2), randn(5, 2, seed=3)
+    out, weights = module(q, k, val)
+    expected = torch.softmax(q @ module.weight @ k.T, dim=-1)
+    torch.testing.assert_close(weights, expected)
+    torch.testing.assert_close(out, expected @ val)
+    empty = torch.zeros(3, 5, dtype=torch.bool)
+    out_empty, _ = module(q, k, val, attn_mask=empty)
+    assert torch.equal(out_empty, torch.zeros(3, 2))
+    with pytest.raises(TypeError, match="attn_mask"):
+        module(q, k, val, attn_mask=empty.float())
