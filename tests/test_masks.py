@@ -26,7 +26,9 @@ SIZES = [(1, 1), (4, 4), (3, 7), (7, 3), (9, 9)]
 
 def brute(L: int, S: int, rule) -> torch.Tensor:
     """The mask defined entry by entry: mask[i, j] = rule(i, j)."""
-    return torch.tensor([[bool(rule(i, j)) for j in range(S)] for i in range(L)], dtype=torch.bool).reshape(L, S)
+    return torch.tensor([[bool(rule(i, j)) for j in range(S)] for i in range(L)], dtype=torch.bool).reshape(
+        L, S
+    )
 
 
 @pytest.mark.parametrize("L,S", SIZES)
@@ -143,7 +145,13 @@ def test_bigbird_has_global_window_and_random_block_structure(
 ) -> None:
     gen = torch.Generator().manual_seed(3)
     mask = bigbird_mask(
-        L, S, block_size=block_size, num_global_blocks=globals_, window_blocks=window, num_random_blocks=randoms, generator=gen
+        L,
+        S,
+        block_size=block_size,
+        num_global_blocks=globals_,
+        window_blocks=window,
+        num_random_blocks=randoms,
+        generator=gen,
     )
     blocks = _block_view(mask, block_size)
     rows, cols = blocks.shape
@@ -157,7 +165,12 @@ def test_bigbird_has_global_window_and_random_block_structure(
             assert len(seen - fixed) == min(randoms, cols - len(fixed))  # exactly r extra random blocks
     assert blocks[:, :globals_].all()  # every block sees the global blocks
     same = bigbird_mask(
-        L, S, block_size=block_size, num_global_blocks=globals_, window_blocks=window, num_random_blocks=randoms,
+        L,
+        S,
+        block_size=block_size,
+        num_global_blocks=globals_,
+        window_blocks=window,
+        num_random_blocks=randoms,
         generator=torch.Generator().manual_seed(3),
     )
     assert torch.equal(mask, same)
@@ -199,9 +212,24 @@ def test_combine_masks_or_and_broadcast() -> None:
         (lambda: global_tokens_mask(4, 4, [-1]), "global_indices"),
         (lambda: random_mask(4, 4, 5), "num_random"),
         (lambda: random_mask(4, 4, -1), "num_random"),
-        (lambda: bigbird_mask(8, 8, block_size=0, num_global_blocks=1, window_blocks=3, num_random_blocks=1), "block_size"),
-        (lambda: bigbird_mask(8, 8, block_size=2, num_global_blocks=1, window_blocks=2, num_random_blocks=1), "window_blocks"),
-        (lambda: bigbird_mask(8, 8, block_size=2, num_global_blocks=-1, window_blocks=3, num_random_blocks=1), "num_global_blocks"),
+        (
+            lambda: bigbird_mask(
+                8, 8, block_size=0, num_global_blocks=1, window_blocks=3, num_random_blocks=1
+            ),
+            "block_size",
+        ),
+        (
+            lambda: bigbird_mask(
+                8, 8, block_size=2, num_global_blocks=1, window_blocks=2, num_random_blocks=1
+            ),
+            "window_blocks",
+        ),
+        (
+            lambda: bigbird_mask(
+                8, 8, block_size=2, num_global_blocks=-1, window_blocks=3, num_random_blocks=1
+            ),
+            "num_global_blocks",
+        ),
         (lambda: combine_masks(), "mask"),
         (lambda: combine_masks(causal_mask(3), mode="xor"), "mode"),
         (lambda: combine_masks(causal_mask(3), causal_mask(4)), "masks"),

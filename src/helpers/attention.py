@@ -62,7 +62,9 @@ def _check_query_key(query: Tensor, key: Tensor) -> None:
     _check_tensor("query", query)
     _check_tensor("key", key)
     if key.dtype != query.dtype:
-        raise TypeError(f"query and key must have the same dtype, got query {query.dtype} and key {key.dtype}")
+        raise TypeError(
+            f"query and key must have the same dtype, got query {query.dtype} and key {key.dtype}"
+        )
     if query.size(-1) != key.size(-1):
         raise ValueError(
             f"query and key must have the same feature size E (last dim), got query {tuple(query.shape)} "
@@ -92,9 +94,7 @@ def _check_mask(attn_mask: object, query: Tensor, weights_shape: tuple[int, ...]
             f"got dtype {attn_mask.dtype}; for a 0/1 integer mask use attn_mask.bool()"
         )
     if attn_mask.is_floating_point() and attn_mask.dtype != query.dtype:
-        raise TypeError(
-            f"a float attn_mask must have the query's dtype {query.dtype}, got {attn_mask.dtype}"
-        )
+        raise TypeError(f"a float attn_mask must have the query's dtype {query.dtype}, got {attn_mask.dtype}")
     if attn_mask.device != query.device:
         raise ValueError(f"attn_mask is on {attn_mask.device} but query is on {query.device}")
     ok = attn_mask.dim() >= 2
@@ -126,24 +126,37 @@ def _check_sdpa_inputs(
     for name, x in (("query", query), ("key", key), ("value", value)):
         _check_tensor(name, x, min_dim=3 if enable_gqa else 2)
         if x.dtype != query.dtype:
-            raise TypeError(f"query, key and value must share a dtype, got query {query.dtype}, {name} {x.dtype}")
+            raise TypeError(
+                f"query, key and value must share a dtype, got query {query.dtype}, {name} {x.dtype}"
+            )
         if x.device != query.device:
-            raise ValueError(f"query, key and value must be on one device, got query {query.device}, {name} {x.device}")
+            raise ValueError(
+                f"query, key and value must be on one device, got query {query.device}, {name} {x.device}"
+            )
     shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
     if query.size(-1) != key.size(-1) or query.size(-1) == 0:
         raise ValueError(f"query and key must have the same feature size E >= 1 (last dim), got {shapes}")
     if key.size(-2) != value.size(-2):
         raise ValueError(f"key and value must have the same length S (dim -2), got {shapes}")
     if enable_gqa:
-        if key.size(-3) == 0 or value.size(-3) == 0 or query.size(-3) % key.size(-3) or query.size(-3) % value.size(-3):
-            raise ValueError(f"with enable_gqa the key/value heads (dim -3) must divide the query heads, got {shapes}")
+        if (
+            key.size(-3) == 0
+            or value.size(-3) == 0
+            or query.size(-3) % key.size(-3)
+            or query.size(-3) % value.size(-3)
+        ):
+            raise ValueError(
+                f"with enable_gqa the key/value heads (dim -3) must divide the query heads, got {shapes}"
+            )
     heads = (query.size(-3),) if enable_gqa else ()  # after repeat_interleave, key/value have H heads
     k_batch, v_batch = (x.shape[: -3 if enable_gqa else -2] + heads for x in (key, value))
     try:
         batch = torch.broadcast_shapes(query.shape[:-2], k_batch, v_batch)
     except RuntimeError:
         hint = "" if enable_gqa else " (different head counts need enable_gqa=True)"
-        raise ValueError(f"the batch dimensions (all but the last two) do not broadcast{hint}: {shapes}") from None
+        raise ValueError(
+            f"the batch dimensions (all but the last two) do not broadcast{hint}: {shapes}"
+        ) from None
     if not isinstance(is_causal, bool):
         raise TypeError(f"is_causal must be a bool, got {is_causal!r}")
     if is_causal and attn_mask is not None:
@@ -311,7 +324,13 @@ def additive_scores(query: Tensor, key: Tensor, w_q: Tensor, w_k: Tensor, v: Ten
         query ``(..., L, E_q)``, key ``(..., S, E_k)``, w_q ``(A, E_q)``, w_k ``(A, E_k)``,
         v ``(A,)`` -> ``(..., L, S)``.
     """
-    for name, x, min_dim in (("query", query, 2), ("key", key, 2), ("w_q", w_q, 2), ("w_k", w_k, 2), ("v", v, 1)):
+    for name, x, min_dim in (
+        ("query", query, 2),
+        ("key", key, 2),
+        ("w_q", w_q, 2),
+        ("w_k", w_k, 2),
+        ("v", v, 1),
+    ):
         _check_tensor(name, x, min_dim)
     hidden = v.size(0)
     if v.dim() != 1 or w_q.shape != (hidden, query.size(-1)) or w_k.shape != (hidden, key.size(-1)):
@@ -322,7 +341,8 @@ def additive_scores(query: Tensor, key: Tensor, w_q: Tensor, w_k: Tensor, v: Ten
     _broadcast_batch("query", query, "key", key)
     q_hidden = query @ w_q.T  # (..., L, E_q) x (E_q, A) -> (..., L, A)
     k_hidden = key @ w_k.T  # (..., S, E_k) x (E_k, A) -> (..., S, A)
-    features = torch.tanh(q_hidden.unsqueeze(-2) + k_hidden.unsqueeze(-3))  # (..., L, 1, A) + (..., 1, S, A) -> (..., L, S, A)
+    # (..., L, 1, A) + (..., 1, S, A) -> (..., L, S, A): the tensor that makes this costly
+    features = torch.tanh(q_hidden.unsqueeze(-2) + k_hidden.unsqueeze(-3))
     return features @ v  # (..., L, S, A) x (A,) -> (..., L, S)
 
 
@@ -444,7 +464,8 @@ def scaled_dot_product_attention(
         key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)  # (B, H, S, E)
         value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)  # (B, H, S, Ev)
 
-    attn_weight = query.float() @ key.float().transpose(-2, -1) * scale_factor  # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S)
+    # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S), in float32 whatever the input dtype
+    attn_weight = query.float() @ key.float().transpose(-2, -1) * scale_factor
     attn_weight = attn_weight + attn_bias  # (B, H, L, S)
     attn_weight = masked_softmax(attn_weight)  # (B, H, L, S), float32; empty rows -> 0
     attn_weight = torch.dropout(attn_weight, dropout_p, train=True)  # (B, H, L, S)
@@ -484,7 +505,15 @@ def attention_weights(
     """
     no_values = key.new_zeros(*key.shape[:-1], 0) if isinstance(key, Tensor) else key  # (B, H_kv, S, 0)
     _, weights = scaled_dot_product_attention(
-        query, key, no_values, attn_mask, 0.0, is_causal, scale=scale, enable_gqa=enable_gqa, return_weights=True
+        query,
+        key,
+        no_values,
+        attn_mask,
+        0.0,
+        is_causal,
+        scale=scale,
+        enable_gqa=enable_gqa,
+        return_weights=True,
     )
     return weights
 
@@ -503,7 +532,9 @@ def _check_module_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: T
         )
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
-            raise TypeError(f"attn_mask must be a bool tensor (True = may attend), got {getattr(attn_mask, 'dtype', type(attn_mask))}")
+            raise TypeError(
+                f"attn_mask must be a bool tensor (True = may attend), got {getattr(attn_mask, 'dtype', type(attn_mask))}"
+            )
         batch = _broadcast_batch("query", query, "key", key)
         _check_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
 

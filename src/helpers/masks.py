@@ -55,7 +55,9 @@ def _positions(L: int, S: int, device: DeviceLike) -> tuple[Tensor, Tensor]:
     return i, j
 
 
-def causal_mask(L: int, S: int | None = None, *, align: str = "top_left", device: DeviceLike = None) -> Tensor:
+def causal_mask(
+    L: int, S: int | None = None, *, align: str = "top_left", device: DeviceLike = None
+) -> Tensor:
     """Causal ("no peeking") mask: a query sees its own position and the past only.
 
     Vaswani et al. (2017), "Attention Is All You Need" (decoder self-attention). Explained in
@@ -110,19 +112,30 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int, *, device: DeviceLike 
     """
     _check_int("S", S, 0)
     if isinstance(lengths, Tensor):
-        if lengths.dim() != 1 or lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
-            raise ValueError(f"lengths must be a 1-D integer tensor, got shape {tuple(lengths.shape)}, dtype {lengths.dtype}")
+        if (
+            lengths.dim() != 1
+            or lengths.is_floating_point()
+            or lengths.is_complex()
+            or lengths.dtype == torch.bool
+        ):
+            raise ValueError(
+                f"lengths must be a 1-D integer tensor, got shape {tuple(lengths.shape)}, dtype {lengths.dtype}"
+            )
         device = lengths.device if device is None else device
         lengths = lengths.to(device)
     else:
-        lengths = torch.tensor([_check_int("lengths[]", n, 0) for n in lengths], dtype=torch.long, device=device)
+        lengths = torch.tensor(
+            [_check_int("lengths[]", n, 0) for n in lengths], dtype=torch.long, device=device
+        )
     if lengths.numel() and (lengths.min() < 0 or lengths.max() > S):
         raise ValueError(f"every entry of lengths must be in [0, S={S}], got {lengths.tolist()}")
     j = torch.arange(S, device=device)  # (S,)
     return (j < lengths.unsqueeze(-1))[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
 
 
-def sliding_window_mask(L: int, S: int, window: int, *, causal: bool = False, device: DeviceLike = None) -> Tensor:
+def sliding_window_mask(
+    L: int, S: int, window: int, *, causal: bool = False, device: DeviceLike = None
+) -> Tensor:
     """Local attention: query ``i`` sees keys less than ``window`` positions away.
 
     Beltagy, Peters & Cohan (2020), "Longformer"; the causal form is Mistral's
@@ -230,8 +243,14 @@ def global_tokens_mask(
     """
     i, j = _positions(L, S, device)
     if isinstance(global_indices, Tensor):
-        if global_indices.is_floating_point() or global_indices.dtype == torch.bool or global_indices.dim() > 1:
-            raise ValueError(f"global_indices must be a 1-D integer tensor or a sequence of ints, got {global_indices!r}")
+        if (
+            global_indices.is_floating_point()
+            or global_indices.dtype == torch.bool
+            or global_indices.dim() > 1
+        ):
+            raise ValueError(
+                f"global_indices must be a 1-D integer tensor or a sequence of ints, got {global_indices!r}"
+            )
         global_indices = global_indices.tolist()
     indices = [_check_int("global_indices[]", g, 0) for g in global_indices]
     if any(g >= max(L, S) for g in indices):
@@ -267,7 +286,8 @@ def random_mask(
     _check_int("num_random", num_random, 0)
     if num_random > S:
         raise ValueError(f"num_random must be <= S={S}, got {num_random}")
-    order = torch.rand(L, S, generator=generator, device=device).argsort(dim=-1)  # (L, S): a random permutation per row
+    # (L, S): a uniformly random permutation of the keys in each row
+    order = torch.rand(L, S, generator=generator, device=device).argsort(dim=-1)
     chosen = order[:, :num_random]  # (L, num_random)
     mask = torch.zeros(L, S, dtype=torch.bool, device=device)
     return mask.scatter(-1, chosen, True)  # (L, S)
@@ -356,7 +376,9 @@ def combine_masks(*masks: Tensor, mode: str = "or") -> Tensor:
         raise ValueError(f"mode must be 'or' or 'and', got {mode!r}")
     for k, mask in enumerate(masks):
         if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-            raise TypeError(f"masks[{k}] must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
+            raise TypeError(
+                f"masks[{k}] must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}"
+            )
     try:
         shape = torch.broadcast_shapes(*(mask.shape for mask in masks))
     except RuntimeError:
