@@ -15,7 +15,9 @@ Any number of leading batch dimensions ``...`` is accepted where a shape says ``
 the usual case is ``(B, H, L, E)``.
 
 Masks: a boolean ``attn_mask`` says ``True`` = "may attend"; a float ``attn_mask`` is added to
-the scores. Softmax is always computed in float32 and the result cast back to the input dtype.
+the scores. Scores and softmax are always computed in float32; outputs are cast back to the
+value's dtype, and attention weights are returned in float32. A query whose every key is masked
+gets all-zero weights and a zero output (no NaN), as torch's own kernel gives.
 """
 
 from __future__ import annotations
