@@ -196,15 +196,18 @@ def test_fast_path_equals_weights_path(num_kv_heads: int, masks: str) -> None:
     torch.testing.assert_close(weights.sum(-1), torch.ones(3, 4, 6), **TOL)
 
 
-def test_fully_padded_sequence_gives_bias_only_and_no_nan_on_both_paths() -> None:
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_fully_padded_sequence_gives_bias_only_and_no_nan_in_output_or_gradient(need_weights: bool) -> None:
     module = seeded_mha()
-    query, memory = inputs(2, 3, 16, seed=1), inputs(2, 4, 16, seed=2)
+    query, memory = inputs(2, 3, 16, seed=1).requires_grad_(True), inputs(2, 4, 16, seed=2).requires_grad_(True)
     real = torch.tensor([[True] * 4, [False] * 4])  # second sequence has no real key
-    for need_weights in (False, True):
-        out, _ = module(query, memory, key_padding_mask=real, need_weights=need_weights)
-        assert torch.isfinite(out).all()
-        # attention output is the zero vector, so only o_proj's bias is left
-        torch.testing.assert_close(out[1], module.o_proj.bias.expand(3, 16), **TOL)
+    out, _ = module(query, memory, key_padding_mask=real, need_weights=need_weights)
+    # attention output is the zero vector, so only o_proj's bias is left
+    torch.testing.assert_close(out[1], module.o_proj.bias.expand(3, 16), **TOL)
+    out.sum().backward()
+    grads = [query.grad, memory.grad] + [p.grad for p in module.parameters()]
+    assert all(torch.isfinite(g).all() for g in grads)
+    assert memory.grad[1].abs().max().item() == 0.0  # padding receives no gradient
 
 
 # ----------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
+from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb
 
 __all__ = ["repeat_kv", "KVCache", "MultiHeadAttention"]
@@ -366,8 +367,7 @@ class MultiHeadAttention(nn.Module):
                 )
             masks.append(key_padding_mask[:, None, None, :])  # (B, 1, 1, S)
         if is_causal:
-            ones = torch.ones(length, source_length, dtype=torch.bool, device=query.device)
-            masks.append(ones.tril(diagonal=source_length - length))  # (L, S), bottom-right aligned
+            masks.append(causal_mask(length, source_length, align="bottom_right", device=query.device))  # (L, S)
         if all(m.dtype == torch.bool for m in masks):
             merged = masks[0]
             for m in masks[1:]:
