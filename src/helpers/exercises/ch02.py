@@ -1,0 +1,393 @@
+"""Checkers for the exercises of chapter 2, "Why a dot product" (``notebooks/02-dot-product-lab.ipynb``).
+
+Each checker takes the reader's answer, never raises on a wrong one (exceptions from the
+reader's code are caught and reported), and returns a :class:`~helpers.exercises.CheckResult`
+whose message names the mistake: a transpose, a sign, a missing normalisation, a scale.
+
+- :func:`check_dot_scores`: dot-product scores as one batched matrix product.
+- :func:`check_dot_flops`: the operation count of ``Q K^T``.
+- :func:`check_euclidean_scores`: Euclidean distance turned into a usable score.
+- :func:`check_vectorised_cosine`: a looped cosine similarity, vectorised.
+- :func:`check_why_additive_is_slower`: reading the measured cost table.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any, Callable
+
+import torch
+from torch import Tensor
+
+from helpers.attention import cosine_scores, dot_scores, neg_euclidean_scores
+from helpers.exercises import CheckResult
+
+__all__ = [
+    "check_dot_scores",
+    "check_dot_flops",
+    "check_euclidean_scores",
+    "check_vectorised_cosine",
+    "ADDITIVE_OPTIONS",
+    "check_why_additive_is_slower",
+    "looped_cosine_scores",
+]
+
+
+def _inputs(*shapes: tuple[int, ...], seed: int = 0) -> list[Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randn(*shape, generator=gen, dtype=torch.float64) for shape in shapes]
+
+
+def _call(fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
+    """Call the reader's function; a CheckResult explaining the failure if it raises or is not callable."""
+    if not callable(fn):
+        return None, CheckResult(False, f"expected a function, got {type(fn).__name__}: pass the function itself, "
+                                        "e.g. check(my_function), not check(my_function(...))")
+    try:
+        with warnings.catch_warnings():  # the reader's deprecation warnings would end up in the page
+            warnings.simplefilter("ignore")
+            return fn(*args), None
+    except NotImplementedError:
+        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
+                                        "answer in its body")
+    except Exception as error:  # the reader's code may fail in any way: report it, never raise
+        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}")
+
+
+def _as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None]:
+    if result is None:
+        return None, CheckResult(False, f"your function returned None: return the {what} (did you forget `return`?)")
+    if not isinstance(result, Tensor):
+        return None, CheckResult(False, f"your function returned a {type(result).__name__}; return the {what} as a "
+                                        "torch.Tensor")
+    return result, None
+
+
+def _close(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6)
+
+
+def _max_error(a: Tensor, b: Tensor) -> float:
+    return float((a.double() - b.double()).abs().max())
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 1: dot-product scores as one batched matrix product
+# --------------------------------------------------------------------------------------------
+
+
+def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
+    """Check ``fn(query, key) -> scores``: every query against every key, ``q_i . k_j``.
+
+    Tried on ``(B, H, L, E)`` queries and ``(B, H, S, E)`` keys with ``L != S``, then on plain
+    ``(L, E)``/``(S, E)`` matrices (the same line of code must work for any number of leading
+    dimensions). Compared with :func:`helpers.attention.dot_scores`.
+
+    Args:
+        fn: The reader's function.
+
+    Returns:
+        The verdict, naming the mistake (transposed result, wrong transpose, scale, batch mix-up).
+    """
+    query, key = _inputs((2, 3, 5, 8), (2, 3, 7, 8))
+    expected = dot_scores(query, key)  # (2, 3, 5, 7)
+    result, failure = _call(fn, query, key)
+    if failure is not None:
+        text = failure.message
+        if "size mismatch" in text or "must match" in text or "shapes cannot" in text or "dimension" in text:
+            text += (". With (B, H, L, E) queries and (B, H, S, E) keys, transpose only the last two dimensions of "
+                     "the key: key.transpose(-2, -1) is (B, H, E, S). key.T (or .t()) reverses every dimension.")
+        return CheckResult(False, text)
+    result, failure = _as_tensor(result, "scores")
+    if failure is not None:
+        return failure
+    if result.shape == expected.transpose(-2, -1).shape and _close(result, expected.transpose(-2, -1)):
+        return CheckResult(False, f"your scores have shape {tuple(result.shape)} = (B, H, S, L): you computed K Qᵀ. "
+                                  "Rows must be queries and columns keys: query @ key.transpose(-2, -1).")
+    if result.shape != expected.shape:
+        return CheckResult(False, f"for query (2, 3, 5, 8) and key (2, 3, 7, 8) the scores must have shape "
+                                  f"(B, H, L, S) = (2, 3, 5, 7), got {tuple(result.shape)}. Multiply query "
+                                  "(..., L, E) by key.transpose(-2, -1) (..., E, S).")
+    if _close(result, expected / math.sqrt(query.size(-1))):
+        return CheckResult(False, "your scores are divided by √E: that is the scaled dot product of chapter 3. "
+                                  "Here we want the plain dot product q·k.")
+    if not _close(result, expected):
+        mixed = query @ key.flip(0).transpose(-2, -1)
+        if _close(result, mixed) or _close(result, query @ key.flip(1).transpose(-2, -1)):
+            return CheckResult(False, "the scores pair queries with the keys of another batch element or head: "
+                                      "keep the batch dimensions aligned (matmul broadcasts them for you).")
+        return CheckResult(False, f"the shape is right but the values are not q·k (largest error "
+                                  f"{_max_error(result, expected):.3g}). Each score is the sum over E of "
+                                  "query[..., i, :] * key[..., j, :].")
+    q2, k2 = _inputs((4, 6), (9, 6), seed=1)
+    result2, failure = _call(fn, q2, k2)
+    if failure is not None:
+        return CheckResult(False, "right on 4-D inputs, but on plain (L, E) and (S, E) matrices " + failure.message +
+                                  ". Use key.transpose(-2, -1), which works for any number of leading dimensions.")
+    result2, failure = _as_tensor(result2, "scores")
+    if failure is not None:
+        return failure
+    if not _close(result2, dot_scores(q2, k2)):
+        return CheckResult(False, "right on (B, H, L, E) inputs but wrong on plain (L, E) matrices (shape "
+                                  f"{tuple(result2.shape)}): the transpose must act on the last two dimensions "
+                                  "only, whatever comes before them.")
+    return CheckResult(True, "query @ key.transpose(-2, -1) gives all L×S scores of every batch element and head "
+                             "in one matrix product.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: the operation count of Q K^T
+# --------------------------------------------------------------------------------------------
+
+
+def check_dot_flops(fn: Callable[[int, int, int], int]) -> CheckResult:
+    """Check ``fn(L, S, E) -> int``: floating-point operations of ``Q K^T`` (one multiply and one
+    add per term, so ``2 L S E``; the exact ``L S (2E - 1)`` is accepted too).
+
+    Args:
+        fn: The reader's function.
+
+    Returns:
+        The verdict, naming the mistake (multiplies only, L and S confused, E forgotten).
+    """
+    cases = [(5, 7, 8), (16, 3, 64), (1, 10, 4)]
+    for L, S, E in cases:
+        result, failure = _call(fn, L, S, E)
+        if failure is not None:
+            return failure
+        if result is None:
+            return CheckResult(False, "your function returned None: return the number of operations")
+        if not isinstance(result, (int, float)) or isinstance(result, bool):
+            return CheckResult(False, f"return a number (int), got {type(result).__name__}")
+        right = {2 * L * S * E, L * S * (2 * E - 1)}
+        if result in right:
+            continue
+        if result == L * S * E:
+            return CheckResult(False, f"for L={L}, S={S}, E={E} you counted {result} = L·S·E: the multiplications "
+                                      "only. Each of the E terms of a dot product is a multiply and an add: 2·L·S·E.")
+        if result == L * S:
+            return CheckResult(False, f"{result} = L·S counts the scores, not the work: each score is a dot product "
+                                      "of length E (E multiplies and E adds).")
+        if result in (2 * L * L * E, 2 * S * S * E, L * L * E, S * S * E):
+            return CheckResult(False, f"for L={L}, S={S} you got {result}: L and S are different here (queries "
+                                      "against keys); the count is 2·L·S·E.")
+        if result in (2 * L * S * E * E, L * S * E * E):
+            return CheckResult(False, f"{result} has E² in it: one dot product of length E costs E multiplies and "
+                                      "E adds, not E².")
+        return CheckResult(False, f"for L={L}, S={S}, E={E} you got {result}, expected 2·L·S·E = {2 * L * S * E}.")
+    return CheckResult(True, "2·L·S·E: L·S dot products of length E, one multiply and one add per term.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 3: make Euclidean distance usable as a score
+# --------------------------------------------------------------------------------------------
+
+
+def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
+    """Check ``fn(query, key) -> scores`` built from Euclidean distance, to be fed to softmax.
+
+    The reference is :func:`helpers.attention.neg_euclidean_scores`, ``-|q_i - k_j|^2``: larger
+    for nearer keys, 0 for a key equal to the query. Scores that differ from it by a constant
+    per query (e.g. ``2 q.k - |k|^2``) give the same softmax weights and are accepted, with a note.
+
+    Args:
+        fn: The reader's function.
+
+    Returns:
+        The verdict, naming the mistake (sign, square root, reciprocal, transposed).
+    """
+    query, key = _inputs((4, 3), (6, 3), seed=2)
+    key[2] = query[1]  # one key equals a query: distance 0
+    expected = neg_euclidean_scores(query, key)  # (4, 6)
+    distance_sq = -expected
+    result, failure = _call(fn, query, key)
+    if failure is not None:
+        return failure
+    result, failure = _as_tensor(result, "scores")
+    if failure is not None:
+        return failure
+    if result.shape == (6, 4):
+        return CheckResult(False, "your scores have shape (S, L) = (6, 4): rows must be queries, columns keys.")
+    if result.shape != expected.shape:
+        return CheckResult(False, f"for query (4, 3) and key (6, 3) the scores must have shape (L, S) = (4, 6), got "
+                                  f"{tuple(result.shape)}.")
+    result = result.double()
+    if _close(result, distance_sq) or _close(result, distance_sq.sqrt()):
+        return CheckResult(False, "sign: your scores grow with the distance, so softmax gives the most weight to the "
+                                  "FARTHEST key. Softmax favours large scores: negate the distance.")
+    if _close(result, -distance_sq.sqrt()):
+        return CheckResult(False, "the order is right (nearer key, higher score), but these are minus the distances "
+                                  "‖q−k‖, not the squared distances: the reference (and its fast expansion "
+                                  "‖q‖² − 2q·k + ‖k‖²) uses −‖q−k‖².")
+    if not torch.isfinite(result).all():
+        return CheckResult(False, "some scores are inf or NaN, where a key equals the query (distance 0): 1/d "
+                                  "blows up there. Use −‖q−k‖², which is 0 for an identical key.")
+    if _close(result, expected):
+        return CheckResult(True, "−‖q−k‖²: larger for nearer keys, 0 for an identical key; softmax now puts the most "
+                                 "weight on the nearest key.")
+    shift = result - expected  # constant along each row <=> same softmax
+    if torch.allclose(shift, shift[:, :1].expand_as(shift), rtol=1e-5, atol=1e-6):
+        return CheckResult(True, "your scores differ from −‖q−k‖² by a constant for each query (like 2q·k − ‖k‖², "
+                                 "which drops −‖q‖²): softmax ignores that constant, so the weights are the same.")
+    return CheckResult(False, f"the values are not −‖q−k‖² (largest error {_max_error(result, expected):.3g}): for "
+                              "each query i and key j, sum the squared differences over the features, then negate.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: vectorise a looped cosine similarity
+# --------------------------------------------------------------------------------------------
+
+
+def looped_cosine_scores(query: Tensor, key: Tensor, eps: float = 1e-8) -> Tensor:
+    """Cosine similarity of every query with every key, one pair at a time (the slow reference).
+
+    A vector whose norm is below ``eps`` is divided by ``eps`` instead (so a zero vector scores 0),
+    as in :func:`helpers.attention.cosine_scores`.
+
+    Shape:
+        query ``(L, E)``, key ``(S, E)`` -> ``(L, S)``.
+    """
+    L, S = query.size(0), key.size(0)
+    scores = torch.empty(L, S, dtype=query.dtype)
+    for i in range(L):
+        for j in range(S):
+            q_norm = max(float(query[i].norm()), eps)
+            k_norm = max(float(key[j].norm()), eps)
+            scores[i, j] = torch.dot(query[i], key[j]) / (q_norm * k_norm)
+    return scores
+
+
+def _best_of(fn: Callable[[], Any], repeats: int = 3) -> float:
+    """Fastest of ``repeats`` calls on one PyTorch thread (threads fighting over a shared CPU
+    can make a microsecond product take milliseconds)."""
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    best = math.inf
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                fn()
+                best = min(best, time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(old_threads)
+    return best
+
+
+def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_size: int = 64) -> CheckResult:
+    """Check ``fn(query, key) -> scores``, a vectorised :func:`looped_cosine_scores`.
+
+    Compared with :func:`helpers.attention.cosine_scores` on ``(L, E)``/``(S, E)`` inputs that
+    include a zero vector (which must score 0, not NaN), then timed against the pair loop at
+    ``L = S = speed_size``: it must be at least 10 times faster.
+
+    Args:
+        fn: The reader's function.
+        speed_size: Size of the timing test.
+
+    Returns:
+        The verdict, naming the mistake (missing normalisation, squared norms, NaN, still a loop).
+    """
+    query, key = _inputs((5, 4), (7, 4), seed=3)
+    expected = cosine_scores(query, key)
+    result, failure = _call(fn, query, key)
+    if failure is not None:
+        return failure
+    result, failure = _as_tensor(result, "scores")
+    if failure is not None:
+        return failure
+    if result.shape == (7, 5):
+        return CheckResult(False, "your scores have shape (S, L) = (7, 5): rows must be queries, columns keys.")
+    if result.shape != expected.shape:
+        return CheckResult(False, f"for query (5, 4) and key (7, 4) the scores must have shape (L, S) = (5, 7), got "
+                                  f"{tuple(result.shape)}.")
+    q_norm = query.norm(dim=-1, keepdim=True)  # (L, 1)
+    k_norm = key.norm(dim=-1)  # (S,)
+    dots = query @ key.T  # (L, S)
+    if _close(result, dots):
+        return CheckResult(False, "these are plain dot products: divide each score by ‖q_i‖·‖k_j‖.")
+    if _close(result, dots / q_norm):
+        return CheckResult(False, "you normalised the queries but not the keys: also divide by ‖k_j‖ (a row vector "
+                                  "of key norms, shape (1, S), broadcasts along the rows).")
+    if _close(result, dots / k_norm):
+        return CheckResult(False, "you normalised the keys but not the queries: also divide by ‖q_i‖ (a column of "
+                                  "query norms, shape (L, 1)).")
+    if _close(result, dots / (q_norm**2 * k_norm**2)):
+        return CheckResult(False, "you divided by the squared norms (q·q and k·k): divide by the norms, their square "
+                                  "roots.")
+    if not _close(result, expected):
+        return CheckResult(False, f"the values are not the cosine similarities (largest error "
+                                  f"{_max_error(result, expected):.3g}). Check that the norms are taken over the "
+                                  "feature dimension (dim=-1) and broadcast as (L, 1) for queries and (1, S) for keys.")
+    zero_query = torch.cat([query, torch.zeros(1, 4, dtype=query.dtype)])  # (6, 4): the last query is zero
+    result_zero, failure = _call(fn, zero_query, key)
+    if failure is not None:
+        return CheckResult(False, "right on ordinary vectors, but with a zero query vector " + failure.message)
+    result_zero, failure = _as_tensor(result_zero, "scores")
+    if failure is not None:
+        return failure
+    if not torch.isfinite(result_zero).all():
+        return CheckResult(False, "a zero vector gives NaN (0/0): clamp each norm from below, "
+                                  "norm.clamp_min(eps), as the loop does with max(norm, eps).")
+    if not _close(result_zero, cosine_scores(zero_query, key)):
+        return CheckResult(False, "with a zero query vector the scores must be 0 (the loop divides 0 by eps); got "
+                                  f"{result_zero[-1].tolist()}.")
+    big_q, big_k = _inputs((speed_size, 32), (speed_size, 32), seed=4)
+    result_big, failure = _call(fn, big_q, big_k)
+    if failure is not None:
+        return failure
+    loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=1)
+    your_time = _best_of(lambda: fn(big_q, big_k), repeats=5)
+    if your_time * 10 > loop_time:
+        return CheckResult(False, f"the values are right, but at L = S = {speed_size} your function takes "
+                                  f"{your_time * 1e3:.2f} ms against {loop_time * 1e3:.2f} ms for the pair loop: is it "
+                                  "still looping over pairs? Compute all norms at once, then one matrix product.")
+    return CheckResult(True, f"right, zero-safe, and {loop_time / max(your_time, 1e-9):.0f}× faster than the pair "
+                             f"loop at L = S = {speed_size}.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 5: why additive scoring is slower
+# --------------------------------------------------------------------------------------------
+
+ADDITIVE_OPTIONS: dict[str, str] = {
+    "a": "It has more parameters (W_q, W_k and v) to multiply with.",
+    "b": "It forms an (L, S, A) tensor: A numbers for every query-key pair, written to memory, passed through tanh "
+         "and read back, where the dot product produces one number per pair from a single matrix product.",
+    "c": "Its implementation loops over the query-key pairs in Python.",
+    "d": "tanh is an expensive function; nothing else differs.",
+}
+"""The choices of the last exercise: why is additive scoring slower than the dot product?"""
+
+_ADDITIVE_FEEDBACK: dict[str, tuple[bool, str]] = {
+    "a": (False, "its parameters, 2·E·A + A numbers, do not depend on L or S, yet its time grows like the dot "
+                 "product's, with L·S, only much steeper in constant. What grows with L·S is the (L, S, A) tensor."),
+    "b": (True, "the dot product turns each pair into one number inside one matrix product; additive scoring builds "
+                "A numbers per pair (L·S·A in all), so its memory traffic and its tanh calls are A times the "
+                "number of scores, and the last step (· v) is a matrix-vector product that cannot use the fast "
+                "matrix-multiply kernels."),
+    "c": (False, "helpers.attention.additive_scores has no Python loop: it broadcasts (L, 1, A) + (1, S, A). The table "
+                 "shows the difference: the loop over pairs is slower still, and grows with L·S times Python's "
+                 "per-call overhead."),
+    "d": (False, "partly: tanh is costlier than a multiply-add, but it is applied L·S·A times only because of the "
+                 "(L, S, A) tensor; that tensor, its memory and its traffic, is the root cause."),
+}
+
+
+def check_why_additive_is_slower(choice: str) -> CheckResult:
+    """Check the answer to "why is additive scoring slower than the dot product?" (a, b, c or d).
+
+    Args:
+        choice: One of the keys of :data:`ADDITIVE_OPTIONS`.
+
+    Returns:
+        The verdict, with why each wrong option is wrong.
+    """
+    if not isinstance(choice, str) or choice.strip().lower().strip("()") not in _ADDITIVE_FEEDBACK:
+        return CheckResult(False, f"answer with one letter, one of {', '.join(sorted(ADDITIVE_OPTIONS))}; got "
+                                  f"{choice!r}.")
+    passed, message = _ADDITIVE_FEEDBACK[choice.strip().lower().strip("()")]
+    return CheckResult(passed, message)
