@@ -540,3 +540,13 @@ def test_general_attention_module_matches_softmax_of_bilinear_scores() -> None:
     assert torch.equal(out_empty, torch.zeros(3, 2))
     with pytest.raises(TypeError, match="attn_mask"):
         module(q, k, val, attn_mask=empty.float())
+
+
+def test_float64_inputs_keep_float64_precision() -> None:
+    """float64 is not downcast: the result matches torch's float64 kernel to float64 precision."""
+    gen = torch.Generator().manual_seed(7)
+    query, key, value = (torch.randn(2, 3, 5, 8, generator=gen, dtype=torch.float64) for _ in range(3))
+    output, weights = scaled_dot_product_attention(query, key, value, is_causal=True, return_weights=True)
+    expected = torch.nn.functional.scaled_dot_product_attention(query, key, value, is_causal=True)
+    assert output.dtype == torch.float64 and weights.dtype == torch.float64
+    torch.testing.assert_close(output, expected, atol=1e-12, rtol=1e-12)

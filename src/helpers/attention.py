@@ -15,8 +15,8 @@ Any number of leading batch dimensions ``...`` is accepted where a shape says ``
 the usual case is ``(B, H, L, E)``.
 
 Masks: a boolean ``attn_mask`` says ``True`` = "may attend"; a float ``attn_mask`` is added to
-the scores. Scores and softmax are always computed in float32; outputs are cast back to the
-value's dtype, and attention weights are returned in float32. A query whose every key is masked
+the scores. Scores and softmax are computed in float32 (float64 inputs stay in float64); outputs are cast back to the
+value's dtype, and attention weights are returned in that dtype. A query whose every key is masked
 gets all-zero weights and a zero output (no NaN), as torch's own kernel gives.
 """
 
@@ -353,6 +353,11 @@ def additive_scores(query: Tensor, key: Tensor, w_q: Tensor, w_k: Tensor, v: Ten
 # --------------------------------------------------------------------------------------------
 
 
+def _at_least_float32(dtype: torch.dtype) -> torch.dtype:
+    """float16/bfloat16/float32 -> float32; float64 stays float64 (no precision is thrown away)."""
+    return torch.promote_types(dtype, torch.float32)
+
+
 def masked_softmax(scores: Tensor, attn_mask: Tensor | None = None) -> Tensor:
     """Softmax over the last dim (keys) in float32, with a defined answer for empty rows.
 
@@ -374,7 +379,7 @@ def masked_softmax(scores: Tensor, attn_mask: Tensor | None = None) -> Tensor:
     Shape:
         scores ``(..., L, S)``, attn_mask broadcastable to it -> ``(..., L, S)``.
     """
-    scores = scores.float()  # softmax in float32 whatever the input dtype
+    scores = scores.to(_at_least_float32(scores.dtype))  # softmax in float32 (float64 stays)
     if attn_mask is not None:
         scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))  # (..., L, S)
     empty_row = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (..., L, 1)
@@ -413,7 +418,7 @@ def scaled_dot_product_attention(
 
     Where it differs from the reference, on purpose:
 
-    - the scores and the softmax are computed in float32 whatever the input dtype, and the
+    - the scores and the softmax are computed in float32 (float64 stays float64), and the
       weights are cast back to the value's dtype before the product with ``value``;
     - a fully masked row (a query that may attend to nothing) gives all-zero weights and a zero
       output row, with zero gradients, instead of the reference's NaN (see
@@ -451,7 +456,8 @@ def scaled_dot_product_attention(
     _check_sdpa_inputs(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    attn_bias = torch.zeros(L, S, dtype=torch.float32, device=query.device)  # (L, S)
+    compute_dtype = _at_least_float32(query.dtype)  # float16/bfloat16 -> float32; float64 stays
+    attn_bias = torch.zeros(L, S, dtype=compute_dtype, device=query.device)  # (L, S)
     if is_causal:
         temp_mask = torch.ones(L, S, dtype=torch.bool, device=query.device).tril(diagonal=0)  # (L, S)
         attn_bias = attn_bias.masked_fill(temp_mask.logical_not(), float("-inf"))
@@ -460,14 +466,14 @@ def scaled_dot_product_attention(
         if attn_mask.dtype == torch.bool:
             attn_bias = attn_bias.masked_fill(attn_mask.logical_not(), float("-inf"))  # (..., L, S)
         else:
-            attn_bias = attn_mask.float() + attn_bias  # (..., L, S)
+            attn_bias = attn_mask.to(compute_dtype) + attn_bias  # (..., L, S)
 
     if enable_gqa:
         key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)  # (B, H, S, E)
         value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)  # (B, H, S, Ev)
 
     # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S), in float32 whatever the input dtype
-    attn_weight = query.float() @ key.float().transpose(-2, -1) * scale_factor
+    attn_weight = query.to(compute_dtype) @ key.to(compute_dtype).transpose(-2, -1) * scale_factor
     attn_weight = attn_weight + attn_bias  # (B, H, L, S)
     attn_weight = masked_softmax(attn_weight)  # (B, H, L, S), float32; empty rows -> 0
     attn_weight = torch.dropout(attn_weight, dropout_p, train=True)  # (B, H, L, S)
