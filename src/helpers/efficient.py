@@ -287,7 +287,10 @@ def bigbird_layout(
       (``window_blocks`` odd: 3 means the block and one neighbour on each side);
     - random: every non-global query block also attends to ``num_random`` key blocks drawn
       uniformly (without replacement) among those the first two parts left out (fewer if fewer
-      remain), using one ``torch.rand((num_q_blocks, num_k_blocks), generator=generator)`` draw.
+      remain): one ``torch.randperm`` per query block, in order, from ``generator``.
+
+    The same pattern, drawn the same way, as :func:`helpers.masks.bigbird_mask` (which returns
+    the token-level mask): with identically seeded generators the two agree.
 
     Paper: Zaheer et al., "Big Bird: Transformers for Longer Sequences" (2020). Explained in
     chapter 5.
@@ -318,13 +321,10 @@ def bigbird_layout(
     k_block = torch.arange(num_k_blocks)[None, :]
     layout = (q_block - k_block).abs() <= window_blocks // 2  # (nb_q, nb_k) window
     layout |= (q_block < num_global) | (k_block < num_global)  # global rows and columns
-    if num_random > 0:
-        draw = torch.rand(num_q_blocks, num_k_blocks, generator=generator)
-        draw = draw.masked_fill(layout, -1.0)  # already attended: never drawn
-        draw[:num_global] = -1.0  # global rows already see everything
-        top = draw.topk(min(num_random, num_k_blocks), dim=1)
-        chosen = torch.zeros_like(layout).scatter(1, top.indices, top.values >= 0)
-        layout |= chosen
+    for row in range(num_global, num_q_blocks):  # random key blocks of each non-global query block
+        unseen = (~layout[row]).nonzero().squeeze(-1)  # (n_unseen,)
+        draw = torch.randperm(unseen.numel(), generator=generator)[:num_random]
+        layout[row, unseen[draw]] = True
     return layout
 
 
@@ -459,26 +459,39 @@ def hierarchical_attention(
 # ----------------------------------------------------------------------------------------------
 # Chunked attention with the online softmax (the FlashAttention algorithm, in PyTorch)
 # ----------------------------------------------------------------------------------------------
-def _online_softmax_rows(q: Tensor, key: Tensor, value: Tensor, q_start: int, chunk_size: int, is_causal: bool) -> Tensor:
-    """Attention of one (pre-scaled) query chunk, looping over key/value chunks."""
+def _online_softmax_rows(q: Tensor, key_t: Tensor, value: Tensor, q_start: int, chunk_size: int, is_causal: bool) -> Tensor:
+    """Attention of one (pre-scaled) query chunk, looping over key/value chunks.
+
+    Without autograd the score block is written into one reused buffer (``out=``) and the
+    output accumulated in place (``baddbmm_``): no fresh score-sized allocation per chunk.
+    """
     batch, heads, rows, _ = q.shape
-    k_len = key.shape[2]
+    k_len, v_dim = key_t.shape[-1], value.shape[-1]
     stop = min(k_len, q_start + rows) if is_causal else k_len  # later key chunks are fully masked
     acc_dtype = _softmax_dtype(q.dtype)  # float32 for half inputs
+    reuse = not torch.is_grad_enabled() and q.dtype == acc_dtype == value.dtype
+    buffer = q.new_empty(batch, heads, rows, min(chunk_size, k_len)) if reuse else None  # (B, H, c, ck)
     m = q.new_full((batch, heads, rows, 1), float("-inf"), dtype=acc_dtype)  # running max
     l = q.new_zeros((batch, heads, rows, 1), dtype=acc_dtype)  # running sum of exp
-    acc = q.new_zeros((batch, heads, rows, value.shape[-1]), dtype=acc_dtype)  # running output
+    acc = q.new_zeros((batch, heads, rows, v_dim), dtype=acc_dtype)  # running output
     q_pos = torch.arange(q_start, q_start + rows, device=q.device)[:, None]
     for k0 in range(0, stop, chunk_size):
         k1 = min(k0 + chunk_size, stop)
-        s = torch.matmul(q, key[:, :, k0:k1].transpose(-1, -2)).to(acc_dtype)  # (B, H, c, ck)
+        if reuse and k1 - k0 == buffer.shape[-1]:
+            s = torch.matmul(q, key_t[..., k0:k1], out=buffer)  # (B, H, c, E) x (B, H, E, ck) -> (B, H, c, ck)
+        else:
+            s = torch.matmul(q, key_t[..., k0:k1]).to(acc_dtype)  # (B, H, c, ck)
         if is_causal and k1 - 1 > q_start:  # the chunk crosses the diagonal
             s.masked_fill_(torch.arange(k0, k1, device=q.device)[None, :] > q_pos, float("-inf"))
         m_new = torch.maximum(m, s.detach().amax(dim=-1, keepdim=True))  # (B, H, c, 1)
         alpha = torch.exp(m - m_new)  # rescales what was accumulated under the old max
         p = s.sub_(m_new).exp_()  # (B, H, c, ck), in place: no second score-sized buffer
         l = l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
-        acc = acc.mul_(alpha).add_(torch.matmul(p.to(value.dtype), value[:, :, k0:k1]))  # (B, H, c, ck) x (B, H, ck, Ev)
+        v = value[:, :, k0:k1]  # (B, H, ck, Ev)
+        if reuse:  # acc += p @ v in place; (B*H, c, ck) x (B*H, ck, Ev)
+            acc.mul_(alpha).view(-1, rows, v_dim).baddbmm_(p.view(-1, rows, k1 - k0), v.reshape(-1, k1 - k0, v_dim))
+        else:
+            acc = acc.mul_(alpha).add_(torch.matmul(p.to(value.dtype), v))  # (B, H, c, ck) x (B, H, ck, Ev)
         m = m_new
     return (acc / l).to(value.dtype)  # (B, H, c, Ev)
 
@@ -533,15 +546,15 @@ def chunked_attention(
     key, value = _check_qkv(query, key, value)
     _check_positive_int("chunk_size", chunk_size)
     q_all = query * _scale(query, scale)  # (B, H, L, E)
+    key_t = key.transpose(-1, -2).contiguous()  # (B, H, E, S): contiguous columns for the products
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     outputs = []
-    for q0 in range(0, query.shape[2], chunk_size):
-        q = q_all[:, :, q0 : q0 + chunk_size]  # (B, H, c, E)
-        if needs_grad:
-            out = checkpoint(_online_softmax_rows, q, key, value, q0, chunk_size, is_causal, use_reentrant=False)
-        else:
-            out = _online_softmax_rows(q, key, value, q0, chunk_size, is_causal)
-        outputs.append(out)
+    with torch.set_grad_enabled(needs_grad):
+        for q0 in range(0, query.shape[2], chunk_size):
+            q = q_all[:, :, q0 : q0 + chunk_size]  # (B, H, c, E)
+            args = (q, key_t, value, q0, chunk_size, is_causal)
+            out = checkpoint(_online_softmax_rows, *args, use_reentrant=False) if needs_grad else _online_softmax_rows(*args)
+            outputs.append(out)
     return torch.cat(outputs, dim=2)  # (B, H, L, Ev)
 
 

@@ -165,13 +165,13 @@ def random_feature_projection(
     _check_positive_int("dim", dim)
     if not orthogonal:
         return torch.randn(num_features, dim, generator=generator, dtype=torch.float64).to(dtype)
-    blocks = []
-    for _ in range(-(-num_features // dim)):
-        gauss = torch.randn(dim, dim, generator=generator, dtype=torch.float64)
-        q, r = torch.linalg.qr(gauss)
-        blocks.append((q * torch.sign(torch.diagonal(r))).T)  # Haar-random orthonormal rows
+    num_blocks = -(-num_features // dim)
+    gauss = torch.randn(num_blocks, dim, dim, generator=generator, dtype=torch.float64)  # (nb, E, E)
+    q, r = torch.linalg.qr(gauss)  # batched QR: q (nb, E, E) orthogonal
+    q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)  # sign fix: Haar-random
+    rows = q.transpose(-1, -2).reshape(num_blocks * dim, dim)[:num_features]  # (F, E) orthonormal per block
     lengths = torch.randn(num_features, dim, generator=generator, dtype=torch.float64).norm(dim=1)  # chi_E lengths
-    return (torch.cat(blocks)[:num_features] * lengths[:, None]).to(dtype)  # (F, E)
+    return (rows * lengths[:, None]).to(dtype)  # (F, E)
 
 
 def positive_random_features(x: Tensor, projection: Tensor) -> Tensor:
