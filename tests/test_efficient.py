@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from helpers import masks
 from helpers.efficient import (
@@ -435,6 +436,34 @@ def test_peak_memory_grows_linearly_with_length(name):
         assert ratio < 2.3, ratio  # linear (plus constant terms): doubling n at most doubles it
 
 
+def _flops(name: str, n: int) -> int:
+    q, k, v = qkv(n, n, B=1, H=1, E=64, Ev=64, dtype=torch.float32)
+    with FlopCounterMode(display=False) as counter:
+        _variants()[name](q, k, v)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("name", ["sliding_window", "bigbird", "linear", "performer", "chunked", "dense (positive control)"])
+def test_matmul_flops_grow_linearly_with_length_except_for_exact_attention(name):
+    ratio = _flops(name, 2 * N) / _flops(name, N)
+    if name == "chunked":  # causal, chunks of 256: 8 * 9 / 2 chunk pairs at N, 16 * 17 / 2 at 2N
+        assert ratio == pytest.approx((16 * 17) / (8 * 9)), ratio  # still ~n^2: chunking saves memory, not work
+    elif name.startswith("dense"):
+        assert ratio == pytest.approx(4.0), ratio
+    else:
+        assert 1.9 < ratio < 2.1, ratio  # O(n): the work is linear in the length
+
+
+def test_causal_chunked_attention_skips_chunks_above_the_diagonal():
+    q, k, v = qkv(8 * 64, 8 * 64, B=1, H=1, E=16, Ev=16, dtype=torch.float32)
+    flops = {}
+    for causal in (False, True):
+        with FlopCounterMode(display=False) as counter:
+            chunked_attention(q, k, v, chunk_size=64, is_causal=causal)
+        flops[causal] = counter.get_total_flops()
+    assert flops[True] / flops[False] == pytest.approx(36 / 64)  # 8 * 9 / 2 of the 8 x 8 chunk pairs
+
+
 def test_chunked_attention_backward_materialises_no_n_by_n_tensor():
     q, k, v = qkv(N, N, B=1, H=1, E=32, Ev=32, dtype=torch.float32, requires_grad=True)
     with TensorMemoryTracker() as tracker:
@@ -442,6 +471,16 @@ def test_chunked_attention_backward_materialises_no_n_by_n_tensor():
         out.sum().backward()
     assert tracker.max_numel < N * N // 4, tracker.max_shape
     assert tracker.peak_bytes < N * N * 4 // 2
+
+
+def test_linear_variants_are_reexported_from_efficient_and_the_package():
+    import helpers
+    import helpers.efficient as efficient
+    import helpers.efficient_linear as efficient_linear
+
+    for name in ("linear_attention", "performer_attention", "random_feature_projection", "LinformerAttention"):
+        assert getattr(efficient, name) is getattr(efficient_linear, name) is getattr(helpers, name)
+        assert name in efficient.__all__
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Every function here *computes* only the scores its pattern needs -- band by band
 block or chunk by chunk -- and never builds an ``L x S`` score matrix and masks it. That is what
 makes "local attention is O(n*w)" and "the n x n matrix is the memory bottleneck" true of this
 code, and :class:`TensorMemoryTracker` is how the tests prove it. The kernel approximations
-(linear attention, Performer, Linformer) live in :mod:`helpers.efficient_linear`.
+(linear attention, Performer, Linformer) live in :mod:`helpers.efficient_linear` and are
+re-exported from here.
 
 Shape legend (as in :func:`torch.nn.functional.scaled_dot_product_attention`):
     B  batch                     H   query heads           H_kv  key/value heads (divides H)
@@ -41,7 +42,23 @@ __all__ = [
     "checkpointed",
     "kv_cache_bytes",
     "TensorMemoryTracker",
+    # kernel approximations, defined in helpers.efficient_linear and re-exported here:
+    "linear_attention",
+    "random_feature_projection",
+    "positive_random_features",
+    "performer_attention",
+    "LinformerAttention",
 ]
+_LINEAR_NAMES = frozenset(__all__[-5:])
+
+
+def __getattr__(name: str) -> Any:
+    """Re-export :mod:`helpers.efficient_linear` lazily (it imports this module's input checks)."""
+    if name in _LINEAR_NAMES:
+        from . import efficient_linear
+
+        return getattr(efficient_linear, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -128,8 +145,8 @@ def sliding_window_attention(
 
     The band is computed block by block: queries are cut into blocks of ``c`` rows and each block
     is multiplied only with the ``c + 2 * (window - 1)`` keys its rows can see (a strided
-    ``unfold`` view of the padded keys), so time and memory are ``O(L * (c + window))``,
-    ``c = max(window, 32)`` -- linear in the length, never ``L x S``.
+    ``unfold`` view of the padded keys), so time and memory are ``O(L * (c + window))`` with
+    ``c = min(max(window, 32), L)`` -- linear in the length, never ``L x S``.
 
     Paper: Beltagy et al., "Longformer: The Long-Document Transformer" (2020); the band is the
     local pattern of Child et al., "Generating Long Sequences with Sparse Transformers" (2019).
