@@ -32,28 +32,46 @@ Explained in chapter 3.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor, nn
 
 from ..attention import scaled_dot_product_attention
-from ..diagnostics import GradientNormTracker, saturation_stats, softmax_jacobian_norm
+from ..diagnostics import GradientNormTracker, attention_entropy, saturation_stats, softmax_jacobian_norm
 from ..multihead import MultiHeadAttention
+from ..tasks import associative_recall_task
+from ..train import TrainingHistory, num_threads, set_seed, train
 
 __all__ = [
     "DISTRIBUTIONS",
     "sample_entries",
     "theoretical_dot_variance",
+    "VarianceSweep",
     "dot_product_variance",
+    "SaturationSweep",
     "saturation_sweep",
     "softmax_row_frames",
     "jacobian_norm_sweep",
     "LogitScale",
     "with_logit_scale",
     "logit_scale_of",
+    "GradientSweep",
     "qk_gradient_sweep",
+    "RecallConfig",
+    "RecallAttention",
+    "steps_to_accuracy",
+    "final_accuracy",
+    "train_recall",
+    "RecallRun",
+    "run_recall",
+    "dk_training_sweep",
+    "LearningRateSweep",
+    "learning_rate_sweep",
+    "learned_temperature_runs",
+    "ScaleBugReport",
+    "multihead_scale_bug",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -534,3 +552,480 @@ def qk_gradient_sweep(
         for name, total in sums.items():
             getattr(sweep, name).append(total / num_seeds)
     return sweep
+
+
+# --------------------------------------------------------------------------------------------
+# 4-6. Training with and without the scale, a learned temperature, the multi-head bug
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """The associative-recall task and batches of the training experiments.
+
+    Attributes:
+        num_pairs: Key-value pairs per sequence, P (the keys a query chooses among).
+        num_keys: Distinct key tokens.
+        num_values: Distinct value tokens (the classes to predict).
+        batch_size: Sequences per training step.
+        seed: Seed of the data stream (step ``t`` uses ``seed + t``).
+    """
+
+    num_pairs: int = 8
+    num_keys: int = 16
+    num_values: int = 16
+    batch_size: int = 64
+    seed: int = 1234
+
+    def make_batch(self, step: int) -> tuple[Tensor, Tensor]:
+        """Batch ``step``: tokens ``(B, 2P + 1)`` and the value index to predict ``(B,)``."""
+        tokens, target = associative_recall_task(
+            self.batch_size, self.num_pairs, self.num_keys, self.num_values, seed=self.seed + step
+        )
+        return tokens, target - self.num_keys
+
+
+class RecallAttention(nn.Module):
+    """One attention layer that answers associative recall: the query key looks up its value.
+
+    The sequence ``k_1 v_1 ... k_P v_P q`` of :func:`~helpers.tasks.associative_recall_task` is
+    read as a dictionary: the query token ``q`` attends over the keys ``k_j`` and reads the
+    values ``v_j`` (cross-attention in a :class:`~helpers.multihead.MultiHeadAttention`), and a
+    linear readout names the value. The task is solved exactly when the scores pick the key
+    equal to ``q``, which makes it a clean test of the score function and its scale. Explained
+    in chapter 3.
+
+    Args:
+        num_keys: Distinct key tokens (the first ``num_keys`` token ids).
+        num_values: Distinct value tokens (the next ``num_values`` ids).
+        embed_dim: Model width D; with one head, ``d_k = D``.
+        num_heads: Heads H; ``head_dim = D / H``.
+        scale: Factor applied to ``q . k``; ``None`` is ``1 / sqrt(head_dim)`` (the standard
+            layer, unchanged); anything else goes through :func:`with_logit_scale`.
+        learned_scale: Learn the factor, starting from ``scale`` (``1/sqrt(head_dim)`` if None).
+
+    Attributes:
+        need_weights: Return the attention weights (the readable kernel); when ``False`` (the
+            default) the fused PyTorch kernel runs and ``None`` is returned in their place.
+
+    Shape:
+        tokens ``(B, 2P + 1)`` -> logits ``(B, num_values)``, weights ``(B, H, 1, P)``.
+    """
+
+    def __init__(
+        self,
+        num_keys: int,
+        num_values: int,
+        embed_dim: int,
+        num_heads: int = 1,
+        *,
+        scale: float | None = None,
+        learned_scale: bool = False,
+    ) -> None:
+        super().__init__()
+        self.num_keys = num_keys
+        self.key_embed = nn.Embedding(num_keys, embed_dim)
+        self.value_embed = nn.Embedding(num_values, embed_dim)
+        self.attention = MultiHeadAttention(embed_dim, num_heads, bias=False)
+        if scale is not None or learned_scale:
+            initial = 1 / math.sqrt(self.attention.head_dim) if scale is None else scale
+            with_logit_scale(self.attention, initial, learned=learned_scale)
+        self.readout = nn.Linear(embed_dim, num_values)
+        self.need_weights = False
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor | None]:
+        keys = self.key_embed(tokens[:, 0:-1:2])  # (B, P, D)
+        values = self.value_embed(tokens[:, 1:-1:2] - self.num_keys)  # (B, P, D)
+        query = self.key_embed(tokens[:, -1:])  # (B, 1, D)
+        out, weights = self.attention(query, keys, values, need_weights=self.need_weights)  # (B, 1, D), (B, H, 1, P)
+        return self.readout(out[:, 0]), weights  # (B, V), (B, H, 1, P)
+
+
+def steps_to_accuracy(history: TrainingHistory, target: float = 0.9, *, window: int = 20) -> int | None:
+    """First step at which the batch accuracy, averaged over the last ``window`` steps, reaches ``target``.
+
+    Args:
+        history: What :func:`helpers.train.train` recorded.
+        target: The accuracy to reach.
+        window: Length of the moving average (batch accuracy is noisy).
+
+    Returns:
+        The step index, or ``None`` if the run never got there.
+    """
+    accuracy = history.accuracy
+    running = 0.0
+    for step, value in enumerate(accuracy):
+        running += value
+        if step >= window:
+            running -= accuracy[step - window]
+        if step >= window - 1 and running / window >= target:
+            return step
+    return None
+
+
+def final_accuracy(history: TrainingHistory, *, last: int = 50) -> float:
+    """Mean batch accuracy over the last ``last`` steps of a run."""
+    tail = history.accuracy[-last:]
+    return sum(tail) / len(tail)
+
+
+def train_recall(
+    d_k: int,
+    *,
+    scaled: bool = True,
+    lr: float = 3e-3,
+    steps: int = 300,
+    num_heads: int = 1,
+    scale: float | None = None,
+    learned_scale: bool = False,
+    config: RecallConfig = RecallConfig(),
+    seed: int = 0,
+    record_attention_entropy: bool = False,
+    callback: Callable[[int, nn.Module, TrainingHistory], bool | None] | None = None,
+) -> tuple[RecallAttention, TrainingHistory]:
+    """Train a :class:`RecallAttention` with head size ``d_k`` on associative recall.
+
+    The model has ``num_heads`` heads of size ``d_k`` (``embed_dim = num_heads * d_k``) at
+    PyTorch's default initialisation, trained by :func:`helpers.train.train` (AdamW, no
+    warm-up, no clipping) on the batches of ``config``. Explained in chapter 3.
+
+    Args:
+        d_k: Head size.
+        scaled: Divide ``q . k`` by ``sqrt(d_k)``; ``False`` trains without any scale.
+        lr: Learning rate.
+        steps: Optimisation steps.
+        num_heads: Heads.
+        scale: An explicit factor on ``q . k`` (overrides ``scaled``), e.g. ``1/sqrt(embed_dim)``.
+        learned_scale: Learn the factor, starting from the fixed one.
+        config: Task and batch settings.
+        seed: Seed of the model's initialisation.
+        record_attention_entropy: Record the attention entropy per step.
+        callback: Passed to :func:`helpers.train.train`.
+
+    Returns:
+        ``(model, history)``.
+    """
+    if scale is None and not scaled:
+        scale = 1.0
+    set_seed(seed)
+    model = RecallAttention(
+        config.num_keys, config.num_values, num_heads * d_k, num_heads, scale=scale, learned_scale=learned_scale
+    )
+    model.need_weights = record_attention_entropy
+    with num_threads(1):  # tiny operations: one thread is faster on a busy machine
+        history = train(
+            model,
+            config.make_batch,
+            steps=steps,
+            lr=lr,
+            seed=seed,
+            record_attention_entropy=record_attention_entropy,
+            callback=callback,
+        )
+    return model, history
+
+
+@dataclass
+class RecallRun:
+    """One training run of :func:`train_recall`, summarised.
+
+    Attributes:
+        label: What the run is (e.g. ``"scaled"``, ``"no scale"``, ``"bug: 1/sqrt(d_model)"``).
+        d_k: Head size.
+        num_heads: Heads.
+        lr: Learning rate.
+        scale: Factor on ``q . k`` at the start (``1/sqrt(d_k)`` for the standard layer).
+        history: What :func:`helpers.train.train` recorded.
+        steps_to_target: :func:`steps_to_accuracy` at ``target`` (``None``: never reached).
+        final_accuracy: :func:`final_accuracy` (mean of the last 50 steps).
+        target: The accuracy of ``steps_to_target``.
+        scale_trajectory: The factor on ``q . k`` after each step (only for learned scales).
+    """
+
+    label: str
+    d_k: int
+    num_heads: int
+    lr: float
+    scale: float
+    history: TrainingHistory
+    steps_to_target: int | None
+    final_accuracy: float
+    target: float
+    scale_trajectory: list[float] = field(default_factory=list)
+
+
+def run_recall(
+    label: str,
+    d_k: int,
+    *,
+    scale: float | None = None,
+    learned_scale: bool = False,
+    num_heads: int = 1,
+    lr: float = 1e-3,
+    steps: int = 300,
+    target: float = 0.9,
+    config: RecallConfig = RecallConfig(),
+    seed: int = 0,
+) -> RecallRun:
+    """Train one :class:`RecallAttention` (:func:`train_recall`) and summarise it as a :class:`RecallRun`.
+
+    Args:
+        label: Name of the run, for tables and legends.
+        d_k: Head size.
+        scale: Factor on ``q . k``; ``None`` is the standard ``1/sqrt(d_k)``.
+        learned_scale: Learn the factor (its trajectory is recorded).
+        num_heads: Heads.
+        lr: Learning rate.
+        steps: Optimisation steps.
+        target: Accuracy for :attr:`RecallRun.steps_to_target`.
+        config: Task and batch settings.
+        seed: Seed of the initialisation.
+
+    Returns:
+        The run.
+    """
+    trajectory: list[float] = []
+
+    def record_scale(step: int, model: nn.Module, history: TrainingHistory) -> None:
+        trajectory.append(logit_scale_of(model.attention))
+
+    _, history = train_recall(
+        d_k,
+        lr=lr,
+        steps=steps,
+        num_heads=num_heads,
+        scale=scale,
+        learned_scale=learned_scale,
+        config=config,
+        seed=seed,
+        callback=record_scale if learned_scale else None,
+    )
+    return RecallRun(
+        label=label,
+        d_k=d_k,
+        num_heads=num_heads,
+        lr=lr,
+        scale=1 / math.sqrt(d_k) if scale is None else scale,
+        history=history,
+        steps_to_target=steps_to_accuracy(history, target),
+        final_accuracy=final_accuracy(history),
+        target=target,
+        scale_trajectory=trajectory,
+    )
+
+
+def dk_training_sweep(
+    d_ks: Sequence[int] = (16, 64, 256),
+    *,
+    lr: float = 1e-3,
+    steps: int = 300,
+    target: float = 0.9,
+    config: RecallConfig = RecallConfig(),
+    seed: int = 0,
+) -> list[RecallRun]:
+    """Train at each ``d_k`` with the ``1/sqrt(d_k)`` scale (``"scaled"``) and without (``"no scale"``).
+
+    Same data, same initialisation, same learning rate: only the factor on ``q . k`` differs.
+    Explained in chapter 3.
+
+    Args:
+        d_ks: Head sizes (one head, ``embed_dim = d_k``).
+        lr: Learning rate.
+        steps: Optimisation steps per run.
+        target: Accuracy for the steps-to-target count.
+        config: Task and batch settings.
+        seed: Seed of the initialisation.
+
+    Returns:
+        ``2 * len(d_ks)`` runs, ``"scaled"`` then ``"no scale"`` for each ``d_k``.
+    """
+    runs = []
+    for d_k in d_ks:
+        for label, scale in (("scaled", None), ("no scale", 1.0)):
+            runs.append(run_recall(label, d_k, scale=scale, lr=lr, steps=steps, target=target, config=config, seed=seed))
+    return runs
+
+
+@dataclass
+class LearningRateSweep:
+    """Final accuracy against the learning rate, with and without the scale (see :func:`learning_rate_sweep`).
+
+    Attributes:
+        d_k: Head size.
+        lrs: The learning rates tried.
+        runs: ``{"scaled": [...], "no scale": [...]}``, one :class:`RecallRun` per learning rate.
+        threshold: Final accuracy a learning rate needs to count as usable.
+    """
+
+    d_k: int
+    lrs: list[float]
+    runs: dict[str, list[RecallRun]]
+    threshold: float
+
+    def final_accuracy(self, label: str) -> list[float]:
+        """Final accuracy of each learning rate for ``label`` (``"scaled"`` or ``"no scale"``)."""
+        return [run.final_accuracy for run in self.runs[label]]
+
+    def usable(self, label: str) -> list[float]:
+        """The learning rates whose final accuracy reaches :attr:`threshold`."""
+        return [lr for lr, run in zip(self.lrs, self.runs[label]) if run.final_accuracy >= self.threshold]
+
+    def usable_decades(self, label: str) -> float:
+        """Width of the usable range in decades, ``log10(max / min)`` over :meth:`usable`.
+
+        ``0`` when one learning rate works, ``nan`` when none does. The grid limits it: the
+        true range is at least this wide and at most one grid step wider on each side.
+        """
+        usable = self.usable(label)
+        return math.log10(max(usable) / min(usable)) if usable else math.nan
+
+
+def learning_rate_sweep(
+    lrs: Sequence[float] = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2),
+    *,
+    d_k: int = 256,
+    steps: int = 300,
+    threshold: float = 0.9,
+    config: RecallConfig = RecallConfig(),
+    seed: int = 0,
+) -> LearningRateSweep:
+    """Train at each learning rate with and without the scale; which learning rates work?
+
+    A learning rate counts as usable when the final accuracy (mean of the last 50 steps)
+    reaches ``threshold`` within ``steps``. Explained in chapter 3.
+
+    Args:
+        lrs: Learning rates, increasing.
+        d_k: Head size (one head).
+        steps: Optimisation steps per run.
+        threshold: Final accuracy of a usable learning rate.
+        config: Task and batch settings.
+        seed: Seed of the initialisation.
+
+    Returns:
+        A :class:`LearningRateSweep`.
+    """
+    runs: dict[str, list[RecallRun]] = {"scaled": [], "no scale": []}
+    for lr in lrs:
+        for label, scale in (("scaled", None), ("no scale", 1.0)):
+            runs[label].append(
+                run_recall(label, d_k, scale=scale, lr=lr, steps=steps, target=threshold, config=config, seed=seed)
+            )
+    return LearningRateSweep(d_k, list(lrs), runs, threshold)
+
+
+def learned_temperature_runs(
+    d_k: int = 256,
+    *,
+    lr: float = 1e-3,
+    steps: int = 300,
+    target: float = 0.9,
+    config: RecallConfig = RecallConfig(),
+    seed: int = 0,
+) -> list[RecallRun]:
+    """Replace the fixed ``1/sqrt(d_k)`` by a learned factor on ``q . k`` (a learned temperature).
+
+    Two runs, both learning ``log(scale)`` with the other weights: one starts from ``1`` (no
+    prior: the unscaled layer, free to learn its scale), one from ``1/sqrt(d_k)`` (the prior,
+    free to move away from it). Compare with :func:`dk_training_sweep`'s fixed runs at the
+    same ``d_k``, learning rate and seed. Explained in chapter 3.
+
+    Args:
+        d_k: Head size (one head).
+        lr: Learning rate (the same for the temperature as for the weights).
+        steps: Optimisation steps per run.
+        target: Accuracy for the steps-to-target count.
+        config: Task and batch settings.
+        seed: Seed of the initialisation.
+
+    Returns:
+        The two runs, with their :attr:`RecallRun.scale_trajectory`.
+    """
+    common = dict(learned_scale=True, lr=lr, steps=steps, target=target, config=config, seed=seed)
+    return [
+        run_recall("learned, from 1", d_k, scale=1.0, **common),
+        run_recall("learned, from 1/sqrt(d_k)", d_k, scale=1 / math.sqrt(d_k), **common),
+    ]
+
+
+@dataclass
+class ScaleBugReport:
+    """What scaling by ``sqrt(d_model)`` instead of ``sqrt(head_dim)`` does (see :func:`multihead_scale_bug`).
+
+    Attributes:
+        embed_dim: Model width ``d_model``.
+        num_heads: Heads H.
+        head_dim: ``d_model / H``, the size each dot product runs over.
+        score_variance: ``{"1/sqrt(head_dim)": ..., "1/sqrt(d_model)": ...}``: measured variance
+            of the scores for unit-variance queries and keys of size ``head_dim``.
+        init_entropy: Mean attention entropy (nats) of the model at initialisation, per label.
+        max_entropy: ``log P``, the entropy of uniform attention over the P keys.
+        runs: The training runs, ``"1/sqrt(head_dim)"`` (right) then ``"1/sqrt(d_model)"`` (bug).
+    """
+
+    embed_dim: int
+    num_heads: int
+    head_dim: int
+    score_variance: dict[str, float]
+    init_entropy: dict[str, float]
+    max_entropy: float
+    runs: list[RecallRun]
+
+
+def multihead_scale_bug(
+    embed_dim: int = 128,
+    num_heads: int = 16,
+    *,
+    lr: float = 1e-3,
+    steps: int = 300,
+    target: float = 0.9,
+    num_samples: int = 8192,
+    config: RecallConfig = RecallConfig(),
+    seed: int = 0,
+) -> ScaleBugReport:
+    """Measure the multi-head bug: dividing by ``sqrt(d_model)`` where ``sqrt(head_dim)`` is meant.
+
+    Each head's dot product runs over ``head_dim = d_model / H`` features, so its variance is
+    ``head_dim``; dividing by ``sqrt(d_model)`` leaves ``head_dim / d_model = 1 / H``: the
+    scores are ``sqrt(H)`` times too small and the attention starts (and stays) flatter. The
+    model can make up for it by growing ``W_q`` and ``W_k``, which takes steps. Measured: the
+    score variance for unit-variance vectors, the attention entropy of the model at
+    initialisation, and two training runs that differ only in the scale. Explained in chapter 3.
+
+    Args:
+        embed_dim: Model width ``d_model``.
+        num_heads: Heads H (must divide ``embed_dim``).
+        lr: Learning rate.
+        steps: Optimisation steps per run.
+        target: Accuracy for the steps-to-target count.
+        num_samples: Query/key pairs for the variance measurement.
+        config: Task and batch settings.
+        seed: Seed of the initialisation and of the samples.
+
+    Returns:
+        A :class:`ScaleBugReport`.
+    """
+    if embed_dim % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide embed_dim={embed_dim}")
+    head_dim = embed_dim // num_heads
+    scales = {"1/sqrt(head_dim)": 1 / math.sqrt(head_dim), "1/sqrt(d_model)": 1 / math.sqrt(embed_dim)}
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(num_samples, head_dim, generator=gen)  # (N, E)
+    k = torch.randn(num_samples, head_dim, generator=gen)  # (N, E)
+    dots = (q * k).sum(-1)  # (N,)
+    variance = {label: (dots * scale).var().item() for label, scale in scales.items()}
+    tokens, _ = config.make_batch(0)
+    entropy = {}
+    for label, scale in scales.items():
+        set_seed(seed)
+        model = RecallAttention(config.num_keys, config.num_values, embed_dim, num_heads, scale=scale)
+        model.need_weights = True
+        with torch.no_grad():
+            _, weights = model(tokens)  # (B, H, 1, P)
+        entropy[label] = attention_entropy(weights).mean().item()
+    runs = [
+        run_recall(label, head_dim, scale=scale, num_heads=num_heads, lr=lr, steps=steps, target=target,
+                   config=config, seed=seed)
+        for label, scale in scales.items()
+    ]
+    return ScaleBugReport(embed_dim, num_heads, head_dim, variance, entropy, math.log(config.num_pairs), runs)
