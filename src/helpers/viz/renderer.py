@@ -1,0 +1,172 @@
+"""How the book's Plotly figures reach the reader: one mime bundle for the site and for JupyterLab.
+
+Plotly's own renderers do not fit a self-contained static site: ``plotly_mimetype`` (the
+default under a kernel since plotly 6.1) is dropped by myst-nb, ``notebook`` inlines 4.8 MB of
+plotly.js into every page, and ``notebook_connected`` loads it from a public CDN. The ``"book"``
+renderer registered here emits, for every figure,
+
+- ``application/vnd.plotly.v1+json``: the figure as JSON, which JupyterLab's and VS Code's
+  Plotly extensions draw live (they rank it above ``text/html``);
+- ``text/html``: a ``<div>`` and a short script that calls ``Plotly.newPlot``. It relies on
+  ``window.Plotly`` being loaded *once per page* from the site itself
+  (``_static/vendor/plotly/plotly.min.js``, added to the head of every page that holds a figure
+  by the Sphinx extension :mod:`helpers.site_assets`). No plotly.js, no MathJax, no CDN URL in
+  the figure. The script also themes the figure for the site's light or dark mode and follows
+  the reader's switch between them;
+- ``text/plain``: a one-line description for consoles.
+
+While the book is built (``HELPERS_BOOK_BUILD=1``, set by the Sphinx extension) the Plotly JSON
+is left out: myst-nb renders *every* mime type of a bundle while it parses a page and warns
+(``mystnb.unknown_mime_type``, an error under ``-W``) on one it has no renderer for, even when
+``text/html`` is there too; and the static page does not need it.
+
+Colab renders neither the Plotly mime type nor a page-level plotly.js (each output is an
+isolated iframe with no site ``_static``), so under Colab the default renderer is plotly's own
+``"colab"`` renderer instead, which loads plotly.js from Plotly's CDN: Colab is online anyway.
+
+Importing :mod:`helpers.viz` registers the renderer and the ``"book"`` template and makes both
+the defaults (:func:`setup_book`). Chapter: ``book/figures.md`` ("How to read these figures").
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+import uuid
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+
+from ._style import TEMPLATE_NAME, theme_patch
+from .site import building_book
+
+__all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "mime_bundle",
+           "in_colab", "setup_book"]
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+PLOTLY_JS_PATH = "_static/vendor/plotly/plotly.min.js"
+"""Where the site serves plotly.js, relative to the site's root."""
+
+FIGURE_MARKER = "book-plotly-figure"
+"""CSS class of every figure's ``<div>``; the Sphinx extension looks for it to load plotly.js."""
+
+_CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": False,
+           "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "toggleSpikelines"]}
+
+_SCRIPT = """(function () {
+  var gd = document.getElementById("%(id)s");
+  var spec = %(spec)s;
+  var themes = %(themes)s;
+  if (typeof window.Plotly === "undefined") {
+    gd.textContent = "This interactive figure needs plotly.js, which this page did not load. "
+      + "Open the notebook in JupyterLab, or the page on the book's site.";
+    return;
+  }
+  function isDark() { return document.documentElement.dataset.theme === "dark"; }
+  function assign(target, path, value) {
+    var keys = path.replace(/\\[(\\d+)\\]/g, ".$1").split(".");
+    for (var i = 0; i < keys.length - 1; i++) {
+      if (target[keys[i]] === undefined) { target[keys[i]] = /^\\d+$/.test(keys[i + 1]) ? [] : {}; }
+      target = target[keys[i]];
+    }
+    target[keys[keys.length - 1]] = value;
+  }
+  var patch = themes[isDark() ? "dark" : "light"];
+  for (var key in patch) { assign(spec.layout, key, patch[key]); }
+  window.Plotly.newPlot(gd, spec).then(function () {
+    new MutationObserver(function () {
+      window.Plotly.relayout(gd, themes[isDark() ? "dark" : "light"]);
+    }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme"]});
+  });
+})();"""
+
+
+def _figure_dict(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(fig, go.Figure):
+        return fig.to_dict()
+    if isinstance(fig, dict) and "data" in fig:
+        return fig
+    raise TypeError(f"fig must be a plotly.graph_objects.Figure or a figure dict, got {type(fig).__name__}")
+
+
+def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -> str:
+    """The ``text/html`` of a figure for the static site: a div and a ``Plotly.newPlot`` call.
+
+    Args:
+        fig: The figure (or its ``to_dict()``).
+        div_id: The id of the figure's ``<div>``; a random one when ``None``.
+
+    Returns:
+        An HTML fragment with no ``<script src>``: plotly.js comes from the page.
+    """
+    fig_dict = _figure_dict(fig)
+    div_id = div_id or f"fig-{uuid.uuid4().hex[:12]}"
+    layout = fig_dict.get("layout", {})
+    height = int(layout.get("height") or 450)
+    spec = {"data": fig_dict.get("data", []), "layout": layout, "config": _CONFIG}
+    if fig_dict.get("frames"):
+        spec["frames"] = fig_dict["frames"]
+    # "</" inside a <script> would end it early: JSON allows "<\/".
+    spec_json = pio.to_json(spec, validate=False, remove_uids=True).replace("</", "<\\/")
+    themes = json.dumps({"light": theme_patch(layout, dark=False), "dark": theme_patch(layout, dark=True)})
+    title = ((layout.get("title") or {}).get("text")) or "Interactive figure"
+    script = _SCRIPT % {"id": div_id, "spec": spec_json, "themes": themes}
+    return (f'<div class="book-plotly" role="figure" aria-label="{html.escape(_plain(title))}">'
+            f'<div id="{div_id}" class="plotly-graph-div {FIGURE_MARKER}" '
+            f'style="width:100%;height:{height}px;"></div>\n'
+            f'<script type="text/javascript">\n{script}\n</script></div>')
+
+
+def _plain(text: str) -> str:
+    for tag in ("<br>", "<b>", "</b>", "<i>", "</i>", "<sub>", "</sub>", "<sup>", "</sup>"):
+        text = text.replace(tag, " " if tag == "<br>" else "")
+    return " ".join(text.split())
+
+
+def mime_bundle(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
+    """Everything a front end may need to show a figure, best first.
+
+    Args:
+        fig: The figure (or its ``to_dict()``).
+
+    Returns:
+        ``{"text/html": ..., "text/plain": ..., "application/vnd.plotly.v1+json": ...}``; the
+        Plotly JSON is left out while the book is built (:func:`helpers.viz.site.building_book`).
+    """
+    fig_dict = _figure_dict(fig)
+    title = ((fig_dict.get("layout", {}).get("title") or {}).get("text")) or "untitled"
+    bundle: dict[str, Any] = {"text/html": figure_html(fig_dict), "text/plain": f"<Plotly figure: {_plain(title)}>"}
+    if not building_book():
+        bundle[PLOTLY_MIME] = json.loads(pio.to_json({**fig_dict, "config": _CONFIG}, validate=False))
+    return bundle
+
+
+class BookRenderer(MimetypeRenderer):
+    """The ``"book"`` Plotly renderer: :func:`mime_bundle` for every figure shown."""
+
+    def to_mimebundle(self, fig_dict: dict[str, Any]) -> dict[str, Any]:
+        """Called by ``plotly.io.show`` (and so by a figure left last in a cell)."""
+        return mime_bundle(fig_dict)
+
+
+def in_colab() -> bool:
+    """Whether the code runs in a Google Colab kernel."""
+    return "google.colab" in sys.modules
+
+
+def setup_book() -> str:
+    """Registers the ``"book"`` renderer and makes it (or ``"colab"`` on Colab) the default.
+
+    Also makes the ``"book"`` template the default, so figures made with ``plotly.express``
+    in a chapter share the look of :mod:`helpers.viz`'s own figures.
+
+    Returns:
+        The name of the default renderer now in use.
+    """
+    pio.renderers["book"] = BookRenderer()
+    pio.templates.default = TEMPLATE_NAME
+    pio.renderers.default = "colab" if in_colab() else "book"
+    return pio.renderers.default
