@@ -1,0 +1,380 @@
+"""Checkers for the exercises of chapter 1, "Why attention" (``notebooks/01-bottleneck-lab.ipynb``).
+
+Each checker takes the reader's answer, never raises on a wrong one (exceptions from the
+reader's code are caught and reported), and returns a :class:`~helpers.exercises.CheckResult`
+whose message names the mistake: a missing ``tanh``, a transposed weight, a mask applied at the
+wrong moment, the wrong curve read off a figure.
+
+- :func:`check_additive_scores`: Bahdanau's score ``v^T tanh(W_q s + W_k h_j)``.
+- :func:`check_masked_softmax`: attention weights over padded encoder states.
+- :func:`check_breaking_length`: where the model without attention breaks, read off the sweep.
+- :func:`mystery_alignments` and :func:`check_task_names`: name the task from its alignment.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
+
+import torch
+from torch import Tensor
+
+from helpers.attention import additive_scores, masked_softmax
+from helpers.exercises import CheckResult
+
+__all__ = [
+    "check_additive_scores",
+    "check_masked_softmax",
+    "check_breaking_length",
+    "MYSTERY_LABELS",
+    "mystery_alignments",
+    "check_task_names",
+]
+
+
+def _call(fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
+    """Call the reader's function; a CheckResult explaining the failure if it raises or is not callable."""
+    if not callable(fn):
+        return None, CheckResult(False, f"expected a function, got {type(fn).__name__}: pass the function itself, "
+                                        "e.g. check(my_function), not check(my_function(...))")
+    try:
+        with warnings.catch_warnings():  # the reader's warnings would end up in the page
+            warnings.simplefilter("ignore")
+            return fn(*args), None
+    except NotImplementedError:
+        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
+                                        "answer in its body")
+    except Exception as error:  # the reader's code may fail in any way: report it, never raise
+        hint = ""
+        if "shape" in str(error) or "size" in str(error):
+            hint = (" (a shape mismatch: W_q is laid out like nn.Linear(E_q, A).weight, i.e. (A, E_q), so a query "
+                    "(B, E_q) is projected by query @ w_q.T)")
+        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}{hint}")
+
+
+def _as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None]:
+    if result is None:
+        return None, CheckResult(False, f"your function returned None: return the {what} (did you forget `return`?)")
+    if not isinstance(result, Tensor):
+        return None, CheckResult(False, f"your function returned a {type(result).__name__}; return the {what} as a "
+                                        "torch.Tensor")
+    return result, None
+
+
+def _close(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=False))
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 1: the additive (Bahdanau) score
+# --------------------------------------------------------------------------------------------
+
+
+def _additive_inputs(seed: int = 0) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """A decoder state per sequence, encoder states and weights, with all sizes different."""
+    gen = torch.Generator().manual_seed(seed)
+    batch, length, e_q, e_k, hidden = 2, 5, 3, 4, 6
+    query = torch.randn(batch, e_q, generator=gen, dtype=torch.float64)  # (B, E_q)
+    keys = torch.randn(batch, length, e_k, generator=gen, dtype=torch.float64)  # (B, S, E_k)
+    w_q = torch.randn(hidden, e_q, generator=gen, dtype=torch.float64)  # (A, E_q)
+    w_k = torch.randn(hidden, e_k, generator=gen, dtype=torch.float64)  # (A, E_k)
+    v = torch.randn(hidden, generator=gen, dtype=torch.float64)  # (A,)
+    return query, keys, w_q, w_k, v
+
+
+def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor], Tensor]) -> CheckResult:
+    """Check ``fn(query, keys, w_q, w_k, v)``: the additive scores ``v^T tanh(W_q s + W_k h_j)``.
+
+    Args:
+        fn: The reader's function. ``query`` is one decoder state per sequence ``(B, E_q)``,
+            ``keys`` the encoder states ``(B, S, E_k)``, ``w_q`` ``(A, E_q)`` and ``w_k``
+            ``(A, E_k)`` are laid out like ``nn.Linear`` weights, ``v`` is ``(A,)``; it must
+            return the scores ``(B, S)`` (before any softmax).
+
+    Returns:
+        A :class:`~helpers.exercises.CheckResult`; compared with
+        :func:`helpers.attention.additive_scores`.
+    """
+    query, keys, w_q, w_k, v = _additive_inputs()
+    batch, length, hidden = keys.shape[0], keys.shape[1], v.shape[0]
+    result, failure = _call(fn, query, keys, w_q, w_k, v)
+    if failure is not None:
+        return failure
+    scores, failure = _as_tensor(result, "scores (B, S)")
+    if failure is not None:
+        return failure
+    reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
+    if scores.shape != (batch, length):
+        if scores.shape == (batch, length, hidden):
+            return CheckResult(False, f"your scores have shape {tuple(scores.shape)} = (B, S, A): you stopped at "
+                                      "tanh(W_q s + W_k h_j); take the dot product with v to get one number per key")
+        if scores.numel() == batch * length:
+            return CheckResult(False, f"your scores have shape {tuple(scores.shape)}, expected (B, S) = "
+                                      f"{(batch, length)}: squeeze or reshape to one score per encoder state")
+        return CheckResult(False, f"expected scores of shape (B, S) = {(batch, length)}, got {tuple(scores.shape)}")
+    if not torch.isfinite(scores).all():
+        return CheckResult(False, "your scores contain NaN or inf")
+    if _close(scores, reference):
+        return CheckResult(True, "v^T tanh(W_q s + W_k h_j) for every encoder state: the same scores as "
+                                 "helpers.attention.additive_scores.")
+    if _close(scores, torch.softmax(reference, dim=-1)):
+        return CheckResult(False, "you returned attention weights (a softmax was applied): return the raw scores; "
+                                  "the softmax comes next, after masking the padded positions")
+    if _close(scores, -reference):
+        return CheckResult(False, "your scores have the wrong sign: it is +v^T tanh(...), and a flipped sign makes "
+                                  "softmax favour the worst match")
+    q_hidden = query @ w_q.T  # (B, A)
+    k_hidden = keys @ w_k.T  # (B, S, A)
+    if _close(scores, (q_hidden[:, None, :] + k_hidden) @ v):
+        return CheckResult(False, "you left out the tanh: without it the score is v.W_q s + v.W_k h_j, and the "
+                                  "query's term is the same for every key, so it cancels in the softmax: the "
+                                  "decoder state could no longer change where the model looks")
+    if _close(scores, (torch.tanh(q_hidden)[:, None, :] + torch.tanh(k_hidden)) @ v):
+        return CheckResult(False, "you applied tanh to each projection separately: apply it to the sum "
+                                  "W_q s + W_k h_j, so that the query and the key interact inside the nonlinearity")
+    if _close(scores, torch.tanh(k_hidden) @ v):
+        return CheckResult(False, "your scores ignore the decoder state: add W_q s inside the tanh, otherwise every "
+                                  "decoder step attends to the same places")
+    error = float((scores - reference).abs().max())
+    return CheckResult(False, f"the shape is right but the values differ from v^T tanh(W_q s + W_k h_j) "
+                              f"(largest difference {error:.3g}); check which weight multiplies the query and which "
+                              "the keys")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: masked softmax over padded encoder states
+# --------------------------------------------------------------------------------------------
+
+
+def _padded_inputs(seed: int = 1) -> tuple[Tensor, Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    scores = torch.randn(4, 6, generator=gen, dtype=torch.float64) * 2  # (B, S)
+    lengths = torch.tensor([6, 3, 1, 4])  # (B,): sequence b has lengths[b] real tokens, then padding
+    return scores, lengths
+
+
+def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
+    """Check ``fn(scores, lengths)``: attention weights that ignore the padded positions.
+
+    Args:
+        fn: The reader's function. ``scores`` are ``(B, S)``; sequence ``b`` has ``lengths[b]``
+            real tokens (positions ``0 .. lengths[b] - 1``) followed by padding. It must return
+            weights ``(B, S)``: a softmax over the real positions, exactly 0 on the padding; a
+            sequence of length 0 gets all-zero weights (not NaN).
+
+    Returns:
+        A :class:`~helpers.exercises.CheckResult`; compared with
+        :func:`helpers.attention.masked_softmax`.
+    """
+    scores, lengths = _padded_inputs()
+    positions = torch.arange(scores.shape[1])
+    real = positions[None, :] < lengths[:, None]  # (B, S): True = a real token (may attend)
+    result, failure = _call(fn, scores.clone(), lengths.clone())
+    if failure is not None:
+        return failure
+    weights, failure = _as_tensor(result, "weights (B, S)")
+    if failure is not None:
+        return failure
+    if weights.shape != scores.shape:
+        return CheckResult(False, f"expected weights of the scores' shape (B, S) = {tuple(scores.shape)}, got "
+                                  f"{tuple(weights.shape)}")
+    reference = masked_softmax(scores, real).double()
+    weights = weights.double()
+    if torch.isnan(weights).any():
+        return CheckResult(False, "your weights contain NaN")
+    if _close(weights, torch.softmax(scores, dim=-1)):
+        return CheckResult(False, "the padded positions still get weight: set their scores to -inf (or "
+                                  "torch.finfo(dtype).min) before the softmax, so that exp() makes them exactly 0")
+    if _close(weights, masked_softmax(scores, ~real).double()):
+        return CheckResult(False, "your mask is inverted: the weights sit on the padding and the real tokens get 0; "
+                                  "position j is real when j < lengths[b]")
+    if _close(weights, torch.softmax(scores, dim=-1) * real):
+        return CheckResult(False, "you zeroed the padded weights after the softmax: the remaining weights no longer "
+                                  "sum to 1; mask the scores before the softmax instead")
+    if _close(weights, torch.softmax(scores, dim=0)) or _close(weights, masked_softmax(scores.T, real.T).double().T):
+        return CheckResult(False, "your softmax runs over the batch axis (dim 0): each sequence's weights must sum "
+                                  "to 1 over its own source positions (dim -1)")
+    one_more = positions[None, :] <= lengths[:, None]
+    if _close(weights, masked_softmax(scores, one_more).double()):
+        return CheckResult(False, "off by one: your mask keeps position lengths[b] too; the real tokens are "
+                                  "positions 0 .. lengths[b] - 1 (use positions < lengths)")
+    if not _close(weights, reference):
+        padded_weight = float(weights[~real].abs().sum())
+        if padded_weight > 1e-6:
+            return CheckResult(False, f"the padded positions get total weight {padded_weight:.3g}; they must get "
+                                      "exactly 0")
+        return CheckResult(False, "the padding is ignored, but the weights over the real positions are not their "
+                                  "softmax; check the scores you pass to the softmax")
+
+    # Second test: an empty sequence (length 0) must give zeros, not 0/0 = NaN.
+    empty_lengths = torch.tensor([2, 0])
+    empty_scores = scores[:2].clone()
+    result, failure = _call(fn, empty_scores.clone(), empty_lengths.clone())
+    if failure is not None:
+        return CheckResult(False, f"right for non-empty sequences, but with a sequence of length 0: {failure.message}")
+    empty, failure = _as_tensor(result, "weights (B, S)")
+    if failure is not None:
+        return failure
+    empty_real = positions[None, :] < empty_lengths[:, None]
+    if empty.shape != empty_scores.shape or not torch.isfinite(empty.double()).all():
+        return CheckResult(False, "right for non-empty sequences, but a sequence of length 0 gives NaN: every score "
+                                  "of that row is -inf and softmax computes 0/0; give such a row all-zero weights "
+                                  "(e.g. torch.nan_to_num, or masked_fill after the softmax)")
+    if not _close(empty.double(), masked_softmax(empty_scores, empty_real).double()):
+        return CheckResult(False, "right for non-empty sequences, but a sequence of length 0 must get all-zero "
+                                  f"weights; your row sums to {float(empty[1].sum()):.3g}")
+    return CheckResult(True, "softmax over the real tokens, exactly 0 on the padding, and an empty sequence gets "
+                             "zeros instead of NaN: the same as helpers.attention.masked_softmax.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 3: where the model without attention breaks
+# --------------------------------------------------------------------------------------------
+
+
+def _first_below(lengths: Sequence[int], accuracies: Sequence[float], threshold: float) -> int | None:
+    return next((n for n, acc in zip(lengths, accuracies) if acc < threshold), None)
+
+
+def check_breaking_length(answer: Any, result: Any, hidden_dim: int, *, threshold: float = 0.5) -> CheckResult:
+    """Check the length at which the model without attention breaks, read off a bottleneck sweep.
+
+    The breaking length is the first evaluation length at which the *token* accuracy of the
+    model *without* attention of hidden size ``hidden_dim`` falls below ``threshold``.
+
+    Args:
+        answer: The reader's length (an int), or ``None`` if it never breaks in the range.
+        result: The :class:`~helpers.experiments.bottleneck.BottleneckResult` of the sweep.
+        hidden_dim: The hidden size asked about.
+        threshold: The accuracy that counts as broken.
+
+    Returns:
+        A :class:`~helpers.exercises.CheckResult`.
+    """
+    try:
+        lengths = result.lengths
+        plain = result.accuracy(False, hidden_dim)
+    except Exception as error:  # a wrong `result` or hidden size: explain, never raise
+        return CheckResult(False, f"could not read the sweep for hidden_dim={hidden_dim}: {error}")
+    expected = _first_below(lengths, plain, threshold)
+    if answer is ...:
+        return CheckResult(False, "replace the ... with the length you read off the sweep (an int, or None)")
+    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, int)):
+        if isinstance(answer, float) and answer.is_integer():
+            answer = int(answer)
+        else:
+            return CheckResult(False, f"answer with a length, an int from {lengths} (or None), got {answer!r}")
+    if answer == expected:
+        where = "never falls below" if expected is None else f"first falls below {threshold:.0%} at length {expected}"
+        return CheckResult(True, f"the GRU without attention (H = {hidden_dim}) {where}: "
+                                 + ", ".join(f"{n}: {a:.2f}" for n, a in zip(lengths, plain)) + ".")
+    attention_break = _first_below(lengths, result.accuracy(True, hidden_dim), threshold)
+    sequence_break = _first_below(lengths, result.accuracy(False, hidden_dim, "sequence_accuracy"), threshold)
+    if answer not in lengths and answer is not None:
+        return CheckResult(False, f"{answer} is not one of the evaluated lengths {lengths}")
+    if answer == attention_break and answer != expected:
+        return CheckResult(False, "that is where the model *with* attention falls below the threshold; the question "
+                                  "is about the model without attention")
+    if answer == sequence_break and answer != expected:
+        return CheckResult(False, f"that is where the whole-sequence accuracy falls below {threshold:.0%}; the "
+                                  "question asks for the token accuracy (the fraction of tokens right)")
+    if expected is not None and answer is not None and lengths.index(answer) == lengths.index(expected) - 1:
+        return CheckResult(False, f"at length {answer} the accuracy is still {plain[lengths.index(answer)]:.2f}: that "
+                                  "is the last length that works; give the first one below the threshold")
+    for other in result.hidden_sizes:
+        if other != hidden_dim and answer == _first_below(lengths, result.accuracy(False, other), threshold):
+            return CheckResult(False, f"that is the breaking length for H = {other}; the question is about "
+                                      f"H = {hidden_dim}")
+    return CheckResult(False, f"not quite: read the curve of the model without attention for H = {hidden_dim} and "
+                              f"find the first length whose token accuracy is below {threshold:.0%}")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: name the task from its alignment
+# --------------------------------------------------------------------------------------------
+
+MYSTERY_LABELS: tuple[str, ...] = ("A", "B", "C")
+"""The names of the three mystery alignments."""
+_MYSTERY_TASKS: dict[str, str] = {"A": "sort", "B": "copy", "C": "reverse"}
+
+
+def mystery_alignments(
+    *, seq_len: int = 8, hidden_dim: int = 32, steps: int = 300, seed: int = 0
+) -> dict[str, tuple[Tensor, Tensor]]:
+    """Train three small attention models on three tasks; return their alignments, unnamed.
+
+    The tasks are ``copy``, ``reverse`` and ``sort`` (:mod:`helpers.tasks`); which one is
+    behind which label is what :func:`check_task_names` checks. Each model is a
+    :class:`~helpers.rnn.Seq2SeqGRU` with attention trained for ``steps`` steps on sequences of
+    length ``seq_len`` (about 3 s each on a laptop CPU).
+
+    Args:
+        seq_len: Length of the sequences.
+        hidden_dim: Hidden size of the models.
+        steps: Training steps per model.
+        seed: Seed of the models, the training data and the shown example.
+
+    Returns:
+        ``{label: (src, alignment)}``: one source sequence ``(S,)`` and the model's alignment
+        ``(T, S)`` on it (teacher-forced).
+    """
+    from helpers.rnn import Seq2SeqGRU, train_seq2seq  # noqa: PLC0415 (keep the import of this module light)
+    from helpers.tasks import copy_task, reverse_task, sort_task  # noqa: PLC0415
+    from helpers.train import num_threads, set_seed  # noqa: PLC0415
+
+    makers = {"copy": copy_task, "reverse": reverse_task, "sort": sort_task}
+    out: dict[str, tuple[Tensor, Tensor]] = {}
+    with num_threads(1):
+        for label in MYSTERY_LABELS:
+            task = _MYSTERY_TASKS[label]
+            set_seed(seed)
+            model = Seq2SeqGRU(12, 16, hidden_dim, attention=True)
+            train_seq2seq(model, task=task, lengths=[seq_len], steps=steps, batch_size=32, lr=1e-2, seed=seed)
+            src, tgt = makers[task](1, seq_len, 12, seed=seed + 777)  # the same source for every task
+            model.eval()
+            with torch.no_grad():
+                _, alignment = model(src, tgt)
+            out[label] = (src[0], alignment[0])
+    return out
+
+
+def check_task_names(answer: Any) -> CheckResult:
+    """Check the reader's names for the mystery alignments of :func:`mystery_alignments`.
+
+    Args:
+        answer: ``{"A": task, "B": task, "C": task}`` with tasks among ``"copy"``,
+            ``"reverse"``, ``"sort"``.
+
+    Returns:
+        A :class:`~helpers.exercises.CheckResult`.
+    """
+    tasks = sorted(set(_MYSTERY_TASKS.values()))
+    if not isinstance(answer, Mapping):
+        return CheckResult(False, f"answer with a dict {{'A': task, 'B': task, 'C': task}}, tasks among {tasks}; got "
+                                  f"{type(answer).__name__}")
+    given = {str(k).strip().upper(): (v.strip().lower() if isinstance(v, str) else v) for k, v in answer.items()}
+    missing = [label for label in MYSTERY_LABELS if label not in given]
+    if missing:
+        return CheckResult(False, f"name every alignment: missing {missing}")
+    unknown = {label: task for label, task in given.items() if task not in tasks}
+    if unknown:
+        return CheckResult(False, f"{unknown}: each task must be one of {tasks}")
+    wrong = [label for label in MYSTERY_LABELS if given[label] != _MYSTERY_TASKS[label]]
+    if not wrong:
+        return CheckResult(True, "copy reads the source in order (a diagonal), reverse reads it backwards (the "
+                                 "anti-diagonal), and sort jumps to wherever the next-smallest token is: its "
+                                 "alignment depends on the content, not on the position.")
+    hints = []
+    for label in wrong:
+        truth, guess = _MYSTERY_TASKS[label], given[label]
+        if truth == "sort":
+            hints.append(f"{label} is not a straight line: an output reads from a place that depends on the tokens; "
+                         "follow the source tokens its rows point at, in order")
+        elif {truth, guess} == {"copy", "reverse"}:
+            hints.append(f"{label}: the first output reads the {'first' if truth == 'copy' else 'last'} source token: "
+                         f"a line from top-left to bottom-right is copy, from top-right to bottom-left is reverse")
+        else:
+            hints.append(f"{label} is a straight line: its outputs read the source positions in a fixed order, "
+                         "whatever the tokens are")
+    return CheckResult(False, "; ".join(hints))

@@ -1,0 +1,183 @@
+"""Tests of helpers.exercises.ch01: each checker accepts the reference solution and names the mistake
+in typical wrong answers, without raising."""
+
+import torch
+
+from helpers.exercises import CheckResult
+from helpers.exercises import ch01
+from helpers.experiments.bottleneck import BottleneckResult
+
+
+def _stub(*args):
+    raise NotImplementedError
+
+
+def _rejects(result: CheckResult, *words: str) -> None:
+    assert isinstance(result, CheckResult)
+    assert not result.passed, result.message
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 1: additive scores
+# --------------------------------------------------------------------------------------------
+
+
+def additive_solution(query, keys, w_q, w_k, v):
+    features = torch.tanh((query @ w_q.T)[:, None, :] + keys @ w_k.T)  # (B, 1, A) + (B, S, A) -> (B, S, A)
+    return features @ v  # (B, S)
+
+
+def test_additive_scores_accepts_the_reference_solution_and_einsum():
+    assert ch01.check_additive_scores(additive_solution).passed
+    einsum = lambda q, k, wq, wk, v: torch.einsum(  # noqa: E731
+        "bsa,a->bs", torch.tanh(torch.einsum("ae,be->ba", wq, q)[:, None] + torch.einsum("af,bsf->bsa", wk, k)), v)
+    assert ch01.check_additive_scores(einsum).passed
+
+
+def test_additive_scores_names_the_missing_tanh_and_the_missing_v():
+    _rejects(ch01.check_additive_scores(lambda q, k, wq, wk, v: ((q @ wq.T)[:, None] + k @ wk.T) @ v),
+             "left out the tanh", "cancels in the softmax")
+    _rejects(ch01.check_additive_scores(lambda q, k, wq, wk, v: torch.tanh((q @ wq.T)[:, None] + k @ wk.T)),
+             "(B, S, A)", "dot product with v")
+
+
+def test_additive_scores_names_softmax_sign_and_separate_tanh():
+    _rejects(ch01.check_additive_scores(lambda *a: torch.softmax(additive_solution(*a), -1)), "softmax was applied")
+    _rejects(ch01.check_additive_scores(lambda *a: -additive_solution(*a)), "wrong sign")
+    _rejects(ch01.check_additive_scores(
+        lambda q, k, wq, wk, v: (torch.tanh(q @ wq.T)[:, None] + torch.tanh(k @ wk.T)) @ v), "separately")
+    _rejects(ch01.check_additive_scores(lambda q, k, wq, wk, v: torch.tanh(k @ wk.T) @ v), "ignore the decoder state")
+
+
+def test_additive_scores_reports_transposed_weights_stubs_and_bad_returns():
+    _rejects(ch01.check_additive_scores(lambda q, k, wq, wk, v: torch.tanh((q @ wq)[:, None] + k @ wk) @ v),
+             "raised", "query @ w_q.T")
+    _rejects(ch01.check_additive_scores(_stub), "stub")
+    _rejects(ch01.check_additive_scores(lambda *a: None), "returned None")
+    _rejects(ch01.check_additive_scores(lambda *a: additive_solution(*a)[..., None]), "shape", "(B, S)")
+    _rejects(ch01.check_additive_scores(additive_solution(*ch01._additive_inputs())), "expected a function")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: masked softmax over padding
+# --------------------------------------------------------------------------------------------
+
+
+def masked_solution(scores, lengths):
+    real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]  # (B, S)
+    weights = torch.softmax(scores.masked_fill(~real, float("-inf")), dim=-1)
+    return torch.nan_to_num(weights, nan=0.0)
+
+
+def test_masked_softmax_accepts_the_reference_solution_and_finfo_min():
+    assert ch01.check_masked_softmax(masked_solution).passed
+
+    def finfo_min(scores, lengths):
+        real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]
+        weights = torch.softmax(scores.masked_fill(~real, torch.finfo(scores.dtype).min), dim=-1)
+        return weights * real.any(-1, keepdim=True)  # an empty row: zeros
+
+    assert ch01.check_masked_softmax(finfo_min).passed
+
+
+def test_masked_softmax_names_the_ignored_and_the_inverted_mask():
+    _rejects(ch01.check_masked_softmax(lambda s, n: torch.softmax(s, -1)), "padded positions still get weight")
+
+    def inverted(scores, lengths):
+        real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]
+        return torch.nan_to_num(torch.softmax(scores.masked_fill(real, float("-inf")), -1))
+
+    _rejects(ch01.check_masked_softmax(inverted), "inverted")
+
+
+def test_masked_softmax_names_masking_after_softmax_wrong_axis_and_off_by_one():
+    def after(scores, lengths):
+        return torch.softmax(scores, -1) * (torch.arange(scores.shape[-1])[None, :] < lengths[:, None])
+
+    _rejects(ch01.check_masked_softmax(after), "after the softmax", "sum to 1")
+
+    def wrong_axis(scores, lengths):
+        real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]
+        return torch.nan_to_num(torch.softmax(scores.masked_fill(~real, float("-inf")), dim=0))
+
+    _rejects(ch01.check_masked_softmax(wrong_axis), "batch axis")
+
+    def one_more(scores, lengths):
+        real = torch.arange(scores.shape[-1])[None, :] <= lengths[:, None]
+        return torch.softmax(scores.masked_fill(~real, float("-inf")), -1)
+
+    _rejects(ch01.check_masked_softmax(one_more), "off by one")
+
+
+def test_masked_softmax_names_the_nan_of_an_empty_sequence():
+    def no_guard(scores, lengths):
+        real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]
+        return torch.softmax(scores.masked_fill(~real, float("-inf")), -1)
+
+    _rejects(ch01.check_masked_softmax(no_guard), "length 0", "NaN")
+    _rejects(ch01.check_masked_softmax(_stub), "stub")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 3: the breaking length, read off a sweep
+# --------------------------------------------------------------------------------------------
+
+
+def _sweep() -> BottleneckResult:
+    """A hand-written sweep: the numbers a real one gives, without the training."""
+    accuracy = {  # (attention, H) -> token accuracy at lengths 5, 10, 15, 20
+        (False, 16): [0.81, 0.43, 0.32, 0.23], (True, 16): [0.99, 0.99, 0.72, 0.45],
+        (False, 64): [0.95, 0.65, 0.45, 0.33], (True, 64): [1.0, 0.97, 0.96, 0.94],
+    }
+    sequence = {(False, 16): [0.56, 0.02, 0.0, 0.0], (True, 16): [0.96, 0.9, 0.3, 0.0],
+                (False, 64): [0.45, 0.12, 0.0, 0.0], (True, 64): [0.98, 0.93, 0.91, 0.83]}
+    rows = [{"attention": a, "hidden_dim": h, "seq_len": n, "token_accuracy": accuracy[(a, h)][i],
+             "sequence_accuracy": sequence[(a, h)][i], "train_seconds": 1.0}
+            for h in (16, 64) for a in (False, True) for i, n in enumerate([5, 10, 15, 20])]
+    return BottleneckResult(rows=rows, curve_length=20, curves={}, histories={}, models={})
+
+
+def test_breaking_length_accepts_the_first_length_below_half():
+    sweep = _sweep()
+    assert ch01.check_breaking_length(10, sweep, 16).passed
+    assert ch01.check_breaking_length(15, sweep, 64).passed
+    assert ch01.check_breaking_length(15.0, sweep, 64).passed
+    assert ch01.check_breaking_length(20, sweep, 16, threshold=0.3).passed
+
+
+def test_breaking_length_names_the_wrong_curve_and_the_wrong_metric():
+    sweep = _sweep()
+    _rejects(ch01.check_breaking_length(20, sweep, 16), "*with* attention")
+    _rejects(ch01.check_breaking_length(5, sweep, 64), "whole-sequence accuracy")
+    _rejects(ch01.check_breaking_length(10, sweep, 64), "still 0.65", "last length that works")
+    _rejects(ch01.check_breaking_length(None, sweep, 16), "not quite")
+
+
+def test_breaking_length_names_the_other_hidden_size_and_bad_answers():
+    sweep = _sweep()
+    _rejects(ch01.check_breaking_length(20, sweep, 16, threshold=0.4), "H = 64")
+    _rejects(ch01.check_breaking_length(..., sweep, 16), "replace the ...")
+    _rejects(ch01.check_breaking_length(12, sweep, 16), "not one of the evaluated lengths")
+    _rejects(ch01.check_breaking_length("ten", sweep, 16), "an int")
+    _rejects(ch01.check_breaking_length(10, sweep, 32), "hidden_dim=32")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: name the task from its alignment
+# --------------------------------------------------------------------------------------------
+
+
+def test_task_names_accepts_the_right_names_in_any_spelling():
+    assert ch01.check_task_names({"A": "sort", "B": "copy", "C": "reverse"}).passed
+    assert ch01.check_task_names({"a": " Sort", "b": "COPY", "c": "reverse "}).passed
+
+
+def test_task_names_explains_each_kind_of_mix_up():
+    _rejects(ch01.check_task_names({"A": "sort", "B": "reverse", "C": "copy"}), "top-left to bottom-right")
+    _rejects(ch01.check_task_names({"A": "copy", "B": "sort", "C": "reverse"}), "A is not a straight line",
+             "B is a straight line")
+    _rejects(ch01.check_task_names({"A": "sort", "B": "copy"}), "missing ['C']")
+    _rejects(ch01.check_task_names({"A": "sort", "B": "copy", "C": "shuffle"}), "one of")
+    _rejects(ch01.check_task_names("A sort"), "dict")
