@@ -11,9 +11,11 @@ Measures, for n = 1k .. 16k (d = 64, B = 1, one head, float32, forward only, no 
     performer        helpers.efficient_linear.performer_attention, 256 orthogonal features
     chunked          helpers.chunked_attention, chunks of 1024 (online softmax, exact)
 
-Each method runs in its own fresh Python process (so one method's allocations cannot hide
-another's), with glibc's ``MALLOC_MMAP_THRESHOLD_`` fixed at 64 KiB so that every freed large
-block goes back to the OS. Peak memory is measured two ways:
+Each method is timed in one fresh Python process and its memory measured in another (so one
+method's allocations cannot hide another's). The memory process runs with glibc's
+``MALLOC_MMAP_THRESHOLD_`` fixed at 64 KiB so that every freed block goes back to the OS (which
+would slow the timings with page faults, hence the separate processes). Peak memory is measured
+two ways:
 
 - ``peak_tracked_mib``: the largest total of live tensor bytes allocated during the call, from
   :class:`helpers.efficient.TensorMemoryTracker` (a TorchDispatchMode; it cannot see scratch
@@ -22,7 +24,8 @@ block goes back to the OS. Peak memory is measured two ways:
   before each call through ``/proc/self/clear_refs``) over its resident set before the call --
   everything the call touched, fused kernels' scratch included.
 
-Time is the best of several runs after one warm-up run (``time_s``; ``time_median_s`` too).
+Time is the best of up to 5 runs after one warm-up run at the same size (``time_s``;
+``time_median_s`` too).
 The exponent ``k`` of ``time ~ n^k`` is a least-squares fit of log time on log n per method.
 Dense attention is skipped at a size whose two n x n float32 matrices would need more than 40%
 of the memory available at start; the table says so. Default one thread: on a shared machine
@@ -109,7 +112,8 @@ def _rss_peak_bytes(fn: Callable[[], object]) -> tuple[float, int | None]:
     return elapsed, peak
 
 
-def worker(name: str, sizes: list[int], threads: int, time_limit_s: float) -> list[dict]:
+def worker(name: str, sizes: list[int], threads: int, time_limit_s: float, phase: str) -> list[dict]:
+    """Measure one method at every size: ``phase`` "memory" (RSS, tracker) or "time"."""
     import torch
 
     from helpers.efficient import TensorMemoryTracker
@@ -123,7 +127,7 @@ def worker(name: str, sizes: list[int], threads: int, time_limit_s: float) -> li
         fn(*warm_inputs)
     rows, too_slow = [], False
     for n in sizes:
-        row = {"method": name, "n": n, "skipped": ""}
+        row: dict = {"method": name, "n": n, "skipped": ""}
         if name == "dense" and 2 * n * n * 4 > 0.4 * available:
             row["skipped"] = f"two {n}x{n} float32 matrices need {2 * n * n * 4 / MIB:.0f} MiB > 40% of available"
         elif too_slow:
@@ -134,25 +138,28 @@ def worker(name: str, sizes: list[int], threads: int, time_limit_s: float) -> li
         g = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, 1, n, HEAD_DIM, generator=g) for _ in range(3))  # (B, H, n, d)
         with torch.no_grad():
-            warm, rss = _rss_peak_bytes(lambda: fn(q, k, v))
-            with TensorMemoryTracker() as tracker:
-                fn(q, k, v)
-            repeats = max(1, min(5, int(3.0 / max(warm, 1e-3))))
-            times = []
-            for _ in range(repeats):
+            if phase == "memory":
+                first, rss = _rss_peak_bytes(lambda: fn(q, k, v))
+                with TensorMemoryTracker() as tracker:
+                    fn(q, k, v)
+                row.update(
+                    peak_tracked_mib=tracker.peak_bytes / MIB,
+                    largest_tensor_numel=tracker.max_numel,
+                    peak_rss_mib=None if rss is None else rss / MIB,
+                )
+            else:
                 start = time.perf_counter()
-                fn(q, k, v)
-                times.append(time.perf_counter() - start)
-        row.update(
-            time_s=min(times),
-            time_median_s=statistics.median(times),
-            repeats=repeats,
-            peak_tracked_mib=tracker.peak_bytes / MIB,
-            largest_tensor_numel=tracker.max_numel,
-            peak_rss_mib=None if rss is None else rss / MIB,
-        )
+                fn(q, k, v)  # warm-up at this size (and glibc's thresholds settle)
+                first = time.perf_counter() - start
+                repeats = max(1, min(5, int(3.0 / max(first, 1e-3))))
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    fn(q, k, v)
+                    times.append(time.perf_counter() - start)
+                row.update(time_s=min(times), time_median_s=statistics.median(times), repeats=repeats)
         rows.append(row)
-        too_slow = warm > time_limit_s
+        too_slow = first > time_limit_s
     return rows
 
 
@@ -169,14 +176,26 @@ def fit_exponent(rows: list[dict], key: str = "time_s") -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
-def _run_method(name: str, args: argparse.Namespace) -> list[dict]:
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
-    cmd = [sys.executable, __file__, "--worker", name, "--threads", str(args.threads),
+def _run_worker(name: str, args: argparse.Namespace, phase: str) -> list[dict]:
+    env = dict(os.environ)
+    if phase == "memory":  # every freed block >= 64 KiB returns to the OS: the RSS high-water mark is honest
+        env.update(MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
+    cmd = [sys.executable, __file__, "--worker", name, "--phase", phase, "--threads", str(args.threads),
            "--time-limit", str(args.time_limit), "--sizes", *map(str, args.sizes)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return [{"method": name, "n": n, "skipped": f"worker failed: {done.stderr.strip()[-300:]}"} for n in args.sizes]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _run_method(name: str, args: argparse.Namespace) -> list[dict]:
+    """Time in one fresh process (default allocator), memory in another (see the module docstring)."""
+    rows = _run_worker(name, args, "time")
+    for row, mem in zip(rows, _run_worker(name, args, "memory")):
+        skipped = row["skipped"] or mem["skipped"]
+        row.update(mem)
+        row["skipped"] = skipped
+    return rows
 
 
 def _at(rows: list[dict], method: str, n: int) -> dict | None:
@@ -233,9 +252,10 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=30.0, help="skip larger sizes after a call this slow (s)")
     parser.add_argument("--out", type=Path, default=RESULTS / "attention_scaling.json")
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=["time", "memory"], default="time", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.sizes, args.threads, args.time_limit)))
+        print(json.dumps(worker(args.worker, args.sizes, args.threads, args.time_limit, args.phase)))
         return
 
     started = time.time()

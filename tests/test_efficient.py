@@ -100,11 +100,14 @@ def test_sliding_window_gradients_match_dense():
         torch.testing.assert_close(got, want)
 
 
-def test_sliding_window_query_without_keys_outputs_zero_like_pytorch():
-    q, k, v = qkv(40, 10)  # queries 12.. see no key with window 3
+def test_sliding_window_query_without_keys_outputs_zero_and_finite_gradients():
+    q, k, v = qkv(40, 10, requires_grad=True)  # queries 12.. see no key with window 3
     out = sliding_window_attention(q, k, v, 3)
     assert torch.all(out[:, :, 12:] == 0)
     torch.testing.assert_close(out, dense(q, k, v, band_mask_loop(40, 10, 3, False)))
+    grads = torch.autograd.grad(out.sum(), (q, k, v))
+    assert all(torch.isfinite(g).all() for g in grads)
+    assert torch.all(grads[0][:, :, 12:] == 0)  # a query that sees nothing gets no gradient
 
 
 def test_sliding_window_supports_grouped_query_heads():

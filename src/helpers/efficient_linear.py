@@ -294,6 +294,17 @@ class LinformerAttention(nn.Module):
         nn.init.xavier_normal_(self.f_proj.weight)
 
     def forward(self, hidden_states: Tensor) -> Tensor:
+        """Self-attention over ``hidden_states`` with keys and values projected to length ``k``.
+
+        Args:
+            hidden_states: The input sequence, ``L <= seq_len``.
+
+        Returns:
+            The attention output after ``o_proj``.
+
+        Shape:
+            ``(B, L, D)`` -> ``(B, L, D)``; the scores are ``(B, H, L, k)``.
+        """
         if hidden_states.dim() != 3 or hidden_states.shape[-1] != self.q_proj.in_features:
             raise ValueError(f"hidden_states must be (B, L, D={self.q_proj.in_features}), got {tuple(hidden_states.shape)}")
         batch, length, embed = hidden_states.shape
