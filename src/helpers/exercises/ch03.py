@@ -1,0 +1,423 @@
+"""Checkers for the exercises of chapter 3, "Why scale by sqrt(d_k)" (``notebooks/03-scaling-lab.ipynb``).
+
+Each checker takes the reader's answer, never raises on a wrong one (exceptions from the
+reader's code are caught and reported), and returns a :class:`~helpers.exercises.CheckResult`
+whose message names the mistake: a standard deviation for a variance, ``d_model`` for
+``head_dim``, a missing square root, a sign, bits for nats.
+
+- :func:`check_predicted_variance`: ``Var(q . k)`` for entries of variance ``sigma^2``.
+- :func:`check_attention_scale`: the right scale for a head layout (MHA, GQA, MQA).
+- :func:`check_multihead_fix`: find and fix the scaling bug in :func:`buggy_multihead_attention`.
+- :func:`check_entropy_prediction`: predict the attention entropy for a given ``d_k``.
+- :func:`check_softmax_jacobian`: write the softmax Jacobian ``diag(p) - p p^T``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from helpers.attention import scaled_dot_product_attention
+from helpers.diagnostics import softmax_jacobian
+from helpers.exercises import CheckResult
+from helpers.multihead import MultiHeadAttention
+
+__all__ = [
+    "check_predicted_variance",
+    "check_attention_scale",
+    "buggy_multihead_attention",
+    "check_multihead_fix",
+    "expected_entropy",
+    "check_entropy_prediction",
+    "check_softmax_jacobian",
+]
+
+
+def _call(fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
+    """Call the reader's function; a CheckResult explaining the failure if it raises or is not callable."""
+    if not callable(fn):
+        return None, CheckResult(
+            False,
+            f"expected a function, got {type(fn).__name__}: pass the function itself, e.g. check(my_function), "
+            "not check(my_function(...))",
+        )
+    try:
+        with warnings.catch_warnings():  # the reader's warnings would end up in the page
+            warnings.simplefilter("ignore")
+            return fn(*args), None
+    except NotImplementedError:
+        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your answer in its body")
+    except Exception as error:  # the reader's code may fail in any way: report it, never raise
+        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}")
+
+
+def _as_number(answer: Any, what: str) -> tuple[float | None, CheckResult | None]:
+    if isinstance(answer, Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if answer is None or isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return None, CheckResult(False, f"expected a number for {what}, got {type(answer).__name__} ({answer!r})")
+    if not math.isfinite(answer):
+        return None, CheckResult(False, f"{what} must be a finite number, got {answer!r}")
+    return float(answer), None
+
+
+def _near(value: float, target: float, rtol: float) -> bool:
+    return abs(value - target) <= rtol * abs(target) + 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 1: predict Var(q . k)
+# --------------------------------------------------------------------------------------------
+
+
+def check_predicted_variance(answer: Any, *, d_k: int = 64, sigma: float = 0.5) -> CheckResult:
+    """Check a predicted ``Var(q . k)`` for independent entries ``q_i, k_i ~ N(0, sigma^2)``.
+
+    The right answer is ``d_k * sigma^4``: each product ``q_i k_i`` has variance
+    ``E[q_i^2] E[k_i^2] = sigma^2 * sigma^2``, and the ``d_k`` independent products add up.
+
+    Args:
+        answer: The reader's number.
+        d_k: The vectors' size in the question.
+        sigma: The entries' standard deviation in the question.
+
+    Returns:
+        The verdict, naming the mistake (a standard deviation, one factor of ``sigma^2``,
+        ``d_k`` squared, a missing sum).
+    """
+    value, failure = _as_number(answer, "the variance")
+    if failure is not None:
+        return failure
+    right = d_k * sigma**4
+    if _near(value, right, 0.02):
+        return CheckResult(True, f"Var(q·k) = d_k σ⁴ = {d_k} × {sigma}⁴ = {right:g}: each product q_i k_i has "
+                                 "variance σ²·σ², and independent variances add.")
+    wrong = [
+        (math.sqrt(right), f"{value:g} is the standard deviation √(d_k σ⁴); the question asks for the variance, its square"),
+        (d_k * sigma**2, f"{value:g} = d_k σ² counts σ² once; but both q_i and k_i have variance σ², so each product "
+                         "q_i k_i has variance E[q_i²] E[k_i²] = σ⁴"),
+        (float(d_k), f"{value:g} = d_k is the answer for unit-variance entries; here the entries have variance "
+                     f"σ² = {sigma**2:g}, and that enters each product twice"),
+        (sigma**4, f"{value:g} = σ⁴ is the variance of one product q_i k_i; q·k adds d_k = {d_k} of them"),
+        (d_k**2 * sigma**4, f"{value:g} = d_k² σ⁴: variances of independent terms add, so d_k terms give d_k times "
+                            "the variance of one, not d_k² (that would be the variance of d_k copies of one term)"),
+        (math.sqrt(d_k) * sigma**2, f"{value:g} = √d_k σ² is the standard deviation; the variance is its square"),
+        (d_k * sigma, f"{value:g} = d_k σ uses the standard deviation where a variance belongs: each product has "
+                      "variance σ² · σ² = σ⁴"),
+    ]
+    for candidate, message in wrong:
+        if _near(value, candidate, 0.02):
+            return CheckResult(False, message + ".")
+    return CheckResult(False, f"{value:g} is not it. Write q·k = Σ q_i k_i, find the variance of one product "
+                              "(mean 0, so it is E[q_i²] E[k_i²]), then add the d_k independent terms.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: the right scale for a head layout
+# --------------------------------------------------------------------------------------------
+
+_LAYOUTS = [(512, 8, 8), (768, 12, 12), (256, 16, 4), (64, 4, 1), (96, 1, 1)]
+
+
+def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
+    """Check ``fn(embed_dim, num_heads, num_kv_heads) -> scale`` on several head layouts.
+
+    The factor on ``q . k`` must be ``1 / sqrt(head_dim)`` with ``head_dim = embed_dim /
+    num_heads``: each head's dot product runs over ``head_dim`` features, whatever the number of
+    key/value heads (GQA and MQA share keys between query heads but do not change their size).
+
+    Args:
+        fn: The reader's function.
+
+    Returns:
+        The verdict, naming the mistake (``d_model`` for ``head_dim``, a missing square root,
+        a multiplier instead of a divisor, the key/value heads).
+    """
+    for embed_dim, num_heads, num_kv_heads in _LAYOUTS:
+        layout = f"embed_dim={embed_dim}, num_heads={num_heads}, num_kv_heads={num_kv_heads}"
+        result, failure = _call(fn, embed_dim, num_heads, num_kv_heads)
+        if failure is not None:
+            return failure
+        value, failure = _as_number(result, f"the scale ({layout})")
+        if failure is not None:
+            return failure
+        head_dim = embed_dim // num_heads
+        right = 1 / math.sqrt(head_dim)
+        if _near(value, right, 1e-6):
+            continue
+        kv_dim = embed_dim // num_kv_heads
+        wrong = [
+            (1 / math.sqrt(embed_dim), f"you scale by 1/√embed_dim = 1/√{embed_dim}: the √d_model bug. Each head's "
+                                       f"dot product runs over head_dim = {head_dim} features, so divide by √head_dim"),
+            (math.sqrt(head_dim), f"you return √head_dim = {value:g}; the scores are *divided* by √head_dim, so the "
+                                  "factor is 1/√head_dim"),
+            (1 / head_dim, f"you return 1/head_dim = {value:g}: that shrinks the variance of the scores to 1/head_dim. "
+                           "The standard deviation of q·k is √head_dim, so divide by the square root"),
+            (1 / math.sqrt(kv_dim), f"you divide by √(embed_dim/num_kv_heads) = √{kv_dim}: key/value heads are shared "
+                                    f"between query heads, but each dot product still has head_dim = {head_dim} terms"),
+            (1 / math.sqrt(num_heads), f"you divide by √num_heads; the dot product runs over head_dim = "
+                                       f"embed_dim/num_heads = {head_dim} features: divide by √head_dim"),
+            (math.sqrt(embed_dim), f"you return √embed_dim = {value:g}: two mistakes, a multiplier instead of a "
+                                   f"divisor and embed_dim instead of head_dim = {head_dim}"),
+        ]
+        for candidate, message in wrong:
+            if _near(value, candidate, 1e-6):
+                return CheckResult(False, f"for {layout}: {message}.")
+        return CheckResult(False, f"for {layout} the factor on q·k should be 1/√head_dim = {right:.6g}, got {value:.6g}.")
+    return CheckResult(True, "1/√head_dim with head_dim = embed_dim / num_heads, for MHA, GQA and MQA alike: "
+                             "the number of key/value heads does not change the size of a dot product.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 3: find and fix the scaling bug
+# --------------------------------------------------------------------------------------------
+
+
+def buggy_multihead_attention(x: Tensor, layer: MultiHeadAttention) -> Tensor:
+    """Multi-head self-attention with ``layer``'s weights, and one bug (exercise 3 of the lab).
+
+    Find it: the output differs from ``layer(x)[0]``. The bug is a common one in public code;
+    chapter 3 measures what it does.
+
+    Args:
+        x: Input tokens.
+        layer: A :class:`~helpers.multihead.MultiHeadAttention` (no GQA) whose projections to use.
+
+    Returns:
+        The attention output.
+
+    Shape:
+        x ``(B, L, D)`` -> ``(B, L, D)``.
+    """
+    batch, length, d_model = x.shape
+    num_heads = layer.num_heads
+    head_dim = d_model // num_heads
+    q = layer.q_proj(x).view(batch, length, num_heads, head_dim).transpose(1, 2)  # (B, H, L, E)
+    k = layer.k_proj(x).view(batch, length, num_heads, head_dim).transpose(1, 2)  # (B, H, L, E)
+    v = layer.v_proj(x).view(batch, length, num_heads, head_dim).transpose(1, 2)  # (B, H, L, E)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_model)  # (B, H, L, E) x (B, H, E, L) -> (B, H, L, L)
+    weights = torch.softmax(scores, dim=-1)  # (B, H, L, L)
+    out = weights @ v  # (B, H, L, L) x (B, H, L, E) -> (B, H, L, E)
+    out = out.transpose(1, 2).reshape(batch, length, d_model)  # (B, L, D): heads concatenated
+    return layer.o_proj(out)  # (B, L, D)
+
+
+def _attention_with(x: Tensor, layer: MultiHeadAttention, scale: float) -> Tensor:
+    """``layer``'s self-attention with the factor ``scale`` on ``q . k``, via the package's kernel."""
+    batch, length, d_model = x.shape
+    heads, head_dim = layer.num_heads, layer.head_dim
+    q = layer.q_proj(x).view(batch, length, heads, head_dim).transpose(1, 2)  # (B, H, L, E)
+    k = layer.k_proj(x).view(batch, length, heads, head_dim).transpose(1, 2)  # (B, H, L, E)
+    v = layer.v_proj(x).view(batch, length, heads, head_dim).transpose(1, 2)  # (B, H, L, E)
+    out = scaled_dot_product_attention(q, k, v, scale=scale)  # (B, H, L, E)
+    return layer.o_proj(out.transpose(1, 2).reshape(batch, length, d_model))  # (B, L, D)
+
+
+def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> CheckResult:
+    """Check the reader's fix of :func:`buggy_multihead_attention`: ``fn(x, layer) -> output``.
+
+    Compared with ``layer(x)[0]`` (:class:`~helpers.multihead.MultiHeadAttention`) on two
+    layouts; a wrong output is matched against the usual wrong scales and a head-splitting
+    mistake.
+
+    Args:
+        fn: The reader's function, with the signature of :func:`buggy_multihead_attention`.
+
+    Returns:
+        The verdict, naming the mistake.
+    """
+    for embed_dim, num_heads in ((64, 8), (48, 3)):
+        torch.manual_seed(3)
+        layer = MultiHeadAttention(embed_dim, num_heads).double()
+        x = torch.randn(2, 5, embed_dim, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+        with torch.no_grad():
+            expected, _ = layer(x)
+            result, failure = _call(fn, x, layer)
+        if failure is not None:
+            return failure
+        if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
+            result = result[0]  # (output, weights), as MultiHeadAttention returns
+        if not isinstance(result, Tensor):
+            return CheckResult(False, f"your function returned a {type(result).__name__}; return the output tensor "
+                                      "(B, L, D)" + (" (did you forget `return`?)" if result is None else ""))
+        if result.shape != expected.shape:
+            return CheckResult(False, f"the output must have the input's shape (B, L, D) = {tuple(expected.shape)}, "
+                                      f"got {tuple(result.shape)}")
+        if torch.allclose(result.double(), expected, atol=1e-8):
+            continue
+        head_dim = embed_dim // num_heads
+        with torch.no_grad():
+            wrong = [
+                (_attention_with(x, layer, 1 / math.sqrt(embed_dim)),
+                 "the scores are still divided by √d_model: each head's dot product runs over head_dim features, so "
+                 "divide by √head_dim"),
+                (_attention_with(x, layer, 1.0), "the scores are not scaled at all now: divide q·k by √head_dim"),
+                (_attention_with(x, layer, 1 / head_dim), "you divide by head_dim; divide by its square root"),
+                (_attention_with(x, layer, math.sqrt(head_dim)), "you multiply by √head_dim; divide by it"),
+                (_attention_with(x, layer, 1 / math.sqrt(num_heads)), "you divide by √num_heads; the dot product "
+                 "runs over head_dim = d_model / num_heads features: divide by √head_dim"),
+            ]
+        for candidate, message in wrong:
+            if torch.allclose(result.double(), candidate, atol=1e-8):
+                return CheckResult(False, f"with d_model={embed_dim}, num_heads={num_heads}: {message}.")
+        return CheckResult(False, f"with d_model={embed_dim}, num_heads={num_heads} the output differs from the layer's "
+                                  f"(max error {float((result.double() - expected).abs().max()):.3g}). Fix only the scale "
+                                  "line: the head split (view, then transpose(1, 2)) and the merge were right.")
+    return CheckResult(True, "the bug was the scale: q·k / √d_model. Each head's dot product has head_dim = d_model / "
+                             "num_heads terms, so the right divisor is √head_dim.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: predict the entropy for a given d_k
+# --------------------------------------------------------------------------------------------
+
+
+def _mean_entropy(scores: Tensor) -> float:
+    p = torch.softmax(scores, dim=-1)  # (N, S)
+    return float(-torch.special.xlogy(p, p).sum(-1).mean())
+
+
+@lru_cache(maxsize=32)
+def expected_entropy(d_k: int, num_keys: int = 16, *, scaled: bool = False, num_rows: int = 40_000) -> float:
+    """Mean entropy (nats) of ``softmax(q . k_j * scale)`` over ``num_keys`` keys, N(0, 1) entries.
+
+    A Monte Carlo estimate with ``num_rows`` rows and a fixed seed (standard error about 0.003
+    nats). Given ``q``, the scores ``q . k_j`` are independent ``N(0, |q|^2)`` with
+    ``|q|^2 ~ chi^2(d_k)``, so the rows are drawn that way (cheap for any ``d_k``); the global
+    random state is left as it was. Explained in chapter 3.
+
+    Args:
+        d_k: Size of queries and keys.
+        num_keys: Keys per row.
+        scaled: Divide the scores by ``sqrt(d_k)``.
+        num_rows: Rows averaged.
+
+    Returns:
+        The mean entropy in nats.
+    """
+    if not isinstance(d_k, int) or d_k < 1:
+        raise ValueError(f"d_k must be a positive int, got {d_k!r}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(12345)
+        squared_norm = torch.distributions.Chi2(torch.tensor(float(d_k), dtype=torch.float64)).sample((num_rows, 1))
+        scores = torch.randn(num_rows, num_keys, dtype=torch.float64) * squared_norm.sqrt()  # (N, S)
+    if scaled:
+        scores = scores / math.sqrt(d_k)
+    return _mean_entropy(scores)
+
+
+@lru_cache(maxsize=32)
+def _entropy_at_std(std: float, num_keys: int, num_rows: int = 40_000) -> float:
+    """Mean entropy of rows of ``num_keys`` independent ``N(0, std^2)`` scores."""
+    gen = torch.Generator().manual_seed(54321)
+    return _mean_entropy(torch.randn(num_rows, num_keys, generator=gen, dtype=torch.float64) * std)
+
+
+def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16, scaled: bool = False) -> CheckResult:
+    """Check a predicted mean attention entropy (nats) for random queries and keys of size ``d_k``.
+
+    The reference is :func:`expected_entropy`; an answer within 0.03 nats (or 3%) passes, so a
+    reader's own simulation with a few thousand rows is enough.
+
+    Args:
+        answer: The reader's number.
+        d_k: Size of queries and keys in the question.
+        num_keys: Keys per softmax row.
+        scaled: Whether the question's scores are divided by ``sqrt(d_k)``.
+
+    Returns:
+        The verdict, naming the mistake (scaled vs unscaled, bits vs nats, variance vs standard
+        deviation, the uniform entropy).
+    """
+    value, failure = _as_number(answer, "the entropy")
+    if failure is not None:
+        return failure
+    right = expected_entropy(d_k, num_keys, scaled=scaled)
+    tolerance = max(0.03, 0.03 * right)
+    setting = f"d_k = {d_k}, {num_keys} keys, scores {'÷ √d_k' if scaled else 'not scaled'}"
+    if abs(value - right) <= tolerance:
+        return CheckResult(True, f"about {right:.2f} nats for {setting} (log {num_keys} = {math.log(num_keys):.2f} would "
+                                 "be uniform, 0 one-hot).")
+    if value < 0:
+        return CheckResult(False, "an entropy is never negative: H(p) = -Σ p log p with 0 ≤ p ≤ 1. Check the sign.")
+    if abs(value - right / math.log(2)) <= tolerance / math.log(2):
+        return CheckResult(False, f"{value:.3f} looks like the entropy in bits (log base 2); the book measures nats "
+                                  "(natural log): use torch.log, not torch.log2.")
+    other = expected_entropy(d_k, num_keys, scaled=not scaled)
+    if abs(value - other) <= tolerance:
+        if scaled:
+            return CheckResult(False, f"{value:.3f} is the entropy of *unscaled* scores; the question divides the "
+                                      "scores by √d_k.")
+        return CheckResult(False, f"{value:.3f} is the entropy *with* the scale (scores ÷ √d_k, standard deviation 1); "
+                                  f"the question is about unscaled scores, whose standard deviation is √d_k = "
+                                  f"{math.sqrt(d_k):.3g}.")
+    if not scaled and abs(value - _entropy_at_std(float(d_k), num_keys)) <= tolerance:
+        return CheckResult(False, f"{value:.3f} is what scores of standard deviation d_k = {d_k} give: the variance "
+                                  f"of q·k is d_k, so its standard deviation is √d_k = {math.sqrt(d_k):.3g}.")
+    if abs(value - math.log(num_keys)) <= 0.02:
+        return CheckResult(False, f"{value:.3f} = log {num_keys} is the entropy of uniform weights; with {setting} "
+                                  "the weights are far from uniform.")
+    direction = "too high: the weights are more peaked than that" if value > right else "too low: the weights are less peaked than that"
+    return CheckResult(False, f"{value:.3f} nats is {direction}. Simulate it: draw queries and keys with N(0, 1) "
+                              "entries, take softmax over the keys, and average -Σ p log p over many rows.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 5: the softmax Jacobian
+# --------------------------------------------------------------------------------------------
+
+
+def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
+    """Check ``fn(logits) -> J`` with ``J[..., i, j] = d p_i / d z_j = p_i (delta_ij - p_j)``.
+
+    Tried on a batch of rows ``(2, 3, 5)``; compared with :func:`helpers.diagnostics.softmax_jacobian`
+    (itself tested against autograd).
+
+    Args:
+        fn: The reader's function.
+
+    Returns:
+        The verdict, naming the mistake (a missing ``diag(p)`` or ``p p^T``, a sign, logits used
+        for probabilities, a lost batch dimension).
+    """
+    logits = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    expected = softmax_jacobian(logits).double()  # (2, 3, 5, 5)
+    result, failure = _call(fn, logits.clone())
+    if failure is not None:
+        return failure
+    if not isinstance(result, Tensor):
+        return CheckResult(False, f"your function returned a {type(result).__name__}; return the Jacobian as a "
+                                  "tensor (..., S, S)" + (" (did you forget `return`?)" if result is None else ""))
+    if result.shape != expected.shape:
+        return CheckResult(False, f"for logits of shape (2, 3, 5) the Jacobian must have shape (2, 3, 5, 5), one "
+                                  f"(S, S) matrix per row, got {tuple(result.shape)}. torch.diag_embed(p) and "
+                                  "p.unsqueeze(-1) * p.unsqueeze(-2) keep the batch dimensions.")
+    result = result.double()
+    if torch.allclose(result, expected, atol=1e-6):
+        return CheckResult(True, "J = diag(p) − p pᵀ. Its rows sum to 0 (softmax is unchanged when every logit moves "
+                                 "together), and it vanishes when p is one-hot.")
+    p = torch.softmax(logits, dim=-1)
+    outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., S, S)
+    z_outer = logits.unsqueeze(-1) * logits.unsqueeze(-2)
+    wrong = [
+        (-expected, "the sign is flipped: ∂p_i/∂z_i = p_i(1 − p_i) is positive, so J = diag(p) − p pᵀ, not p pᵀ − diag(p)"),
+        (torch.diag_embed(p), "only diag(p): you dropped the − p pᵀ term (raising one logit also lowers every other "
+                              "weight, since the weights sum to 1)"),
+        (-outer, "only − p pᵀ: the diagonal needs + p_i as well, J = diag(p) − p pᵀ"),
+        (torch.diag_embed(logits) - z_outer, "you used the logits z where the probabilities p = softmax(z) belong"),
+        (torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-1).transpose(-2, -1).sum(-1, keepdim=True),
+         "p pᵀ must be an outer product (S, S): p.unsqueeze(-1) * p.unsqueeze(-2)"),
+        (torch.diag_embed(p * (1 - p)), "only the diagonal p_i(1 − p_i): the off-diagonal entries −p_i p_j are missing"),
+    ]
+    for candidate, message in wrong:
+        if candidate.shape == result.shape and torch.allclose(result, candidate, atol=1e-6):
+            return CheckResult(False, message + ".")
+    return CheckResult(False, f"the Jacobian differs from diag(p) − p pᵀ (max error "
+                              f"{float((result - expected).abs().max()):.3g}); compute p = softmax(z) along the last "
+                              "dimension first.")
