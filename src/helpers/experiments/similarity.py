@@ -118,7 +118,7 @@ EXPLORER_ROWS: dict[str, str] = {
     "neg_euclidean": "−‖q−k‖²",
     "additive": "additive",
     "general": "general qᵀWk",
-    "distance": "+‖q−k‖² (not negated)",
+    "distance": "‖q−k‖²<br>(not negated)",
 }
 """Rows of the explorer: score-function name -> label. ``distance`` is the squared Euclidean
 distance fed to softmax *without* the minus sign, to show why the sign matters."""
@@ -329,7 +329,7 @@ def _static_traces(setup: GeometrySetup) -> list[go.BaseTraceType]:
     return traces
 
 
-_EXPLORER_TITLE = "Rotate and stretch q: each row's scores (top) and softmax weights (bold, colour)"
+_EXPLORER_TITLE = "Scores (top) and softmax weights (bold) of q"
 
 
 def _explorer_layout(fig: go.Figure, limit: float, height: int, heatmap_bottom: float) -> None:
@@ -371,7 +371,7 @@ def geometry_explorer_figure(
     norms: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 3.0),
     setup: GeometrySetup | None = None,
     *,
-    start_angle: float = 30.0,
+    start_angle: float = 0.0,
     start_norm: float = 1.0,
 ) -> go.Figure:
     """The 2-D explorer with two sliders, the query's angle and length, that work in a static page.
@@ -418,9 +418,9 @@ def geometry_explorer_figure(
     for j, norm in enumerate(norms):
         visible = [k // per_norm == j for k in range(per_norm * len(norms))]
         norm_steps.append(dict(method="restyle", label=f"{norm:g}", args=[{"visible": visible}, moving_ids]))
-    _explorer_layout(fig, limit=max(2.8, 1.15 * max(norms)), height=900, heatmap_bottom=0.2)
-    angle_slider = slider([frame_step(f"{a:g}", f"{a:g}°") for a in angles], "angle of q: ", active=a0, y=0.17)
-    norm_slider = slider(norm_steps, "length |q|: ", active=n0, y=0.07)
+    _explorer_layout(fig, limit=max(2.8, 1.15 * max(norms)), height=920, heatmap_bottom=0.24)
+    angle_slider = slider([frame_step(f"{a:g}", f"{a:g}°") for a in angles], "angle of q: ", active=a0, y=0.2)
+    norm_slider = slider(norm_steps, "length |q|: ", active=n0, y=0.1)
     fig.update_layout(sliders=[angle_slider, norm_slider])
     return fig
 
@@ -547,9 +547,9 @@ def sign_softmax_figure(demo: SignSoftmaxDemo) -> go.Figure:
                     showlegend=False, row=2, col=1, hovertemplate=f"{label}<br>key %{{x}}: weight %{{y:.2f}}<extra></extra>")
     fig.add_hline(y=demo.uniform, line=dict(color="#9aa3ae", dash="dash", width=1), row=2, col=1,
                   annotation_text="uniform 1/S", annotation_position="top right")
-    fig.update_layout(**base_layout("The same softmax, fed signed similarities or distances", 560), barmode="group",
-                      legend=dict(orientation="h", x=0.0, y=1.02, yanchor="bottom"))
-    fig.update_layout(margin=dict(t=110))
+    fig.update_layout(**base_layout("One softmax, three kinds of scores", 600), barmode="group",
+                      legend=dict(orientation="h", x=0.0, y=-0.08, yanchor="top"))
+    fig.update_layout(margin=dict(b=110))
     fig.update_yaxes(range=[0, 1], row=2, col=1)
     return fig
 
@@ -823,9 +823,10 @@ def cost_figure(table: CostTable) -> go.Figure:
                         marker=dict(size=6), hovertemplate=f"{method}<br>n = %{{x}}: %{{y:.4g}} ms<extra></extra>")
     threads = f"{table.threads} thread{'s' if table.threads > 1 else ''}"
     fig.update_layout(
-        **base_layout(f"Time for all n × n scores (E = {table.dim}, A = {table.hidden_dim}, {threads})", 560),
-        xaxis=dict(type="log", title=dict(text="n = number of queries = number of keys"), tickvals=table.sizes),
-        yaxis=dict(type="log", title=dict(text="milliseconds per call (log)"), exponentformat="power"),
+        **base_layout("Time for all n × n scores", 560),
+        xaxis=dict(type="log", title=dict(text=f"n queries and n keys (E = {table.dim}, A = {table.hidden_dim}, "
+                                                f"{threads})"), tickvals=table.sizes),
+        yaxis=dict(type="log", title=dict(text="ms per call (log)"), exponentformat="power", dtick=1),
         legend=dict(orientation="h", x=0.0, y=-0.18, yanchor="top"),
     )
     fig.update_layout(margin=dict(b=150))
@@ -933,10 +934,10 @@ def stability_figure(result: StabilityResult) -> go.Figure:
             fig.add_scatter(x=result.norms, y=[float(f"{v:.4g}") for v in values], name=name, mode="lines+markers",
                             line=dict(color=SCORE_COLORS[name], width=3), legendgroup=name, showlegend=(row == 1),
                             row=row, col=1, hovertemplate=f"{name}<br>|q| ≈ %{{x}}: %{{y:.3g}}<extra></extra>")
-    fig.update_xaxes(type="log", exponentformat="power")
+    fig.update_xaxes(type="log", exponentformat="power", dtick=1)
     fig.update_xaxes(title_text="length of the vectors |q| ≈ |k| (log)", row=3, col=1)
-    fig.update_yaxes(type="log", exponentformat="power")
-    fig.update_layout(**base_layout(f"Small random vectors (E = {result.dim}): dot product against cosine", 720),
+    fig.update_yaxes(type="log", exponentformat="power", dtick=2)
+    fig.update_layout(**base_layout(f"Small random vectors, E = {result.dim}", 720),
                       legend=dict(orientation="h", x=0.0, y=1.04, yanchor="bottom"))
     fig.update_layout(margin=dict(t=100))
     return fig
@@ -1244,13 +1245,13 @@ def learning_curves_figure(runs: dict[str, list[RecallRun]], *, smooth: int = 10
     for score in runs:
         buttons.append(dict(method="restyle", label=f"{SCORE_LABELS.get(score, score)}: each seed",
                             args=[{"visible": [s == score for s, _ in groups]}]))
-    fig.update_layout(**base_layout("Associative recall, one attention layer, one score function each", 640),
+    fig.update_layout(**base_layout("Associative recall: learning curves", 640),
                       legend=dict(orientation="h", x=0.0, y=-0.1, yanchor="top"),
                       updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.0,
                                         yanchor="bottom", pad=dict(b=28), showactive=True)])
     fig.update_layout(margin=dict(t=120, b=110))
     fig.update_yaxes(range=[0, 1.02], row=1, col=1)
-    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
+    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power", dtick=1)
     fig.update_xaxes(title_text="training step", row=2, col=1)
     return fig
 
@@ -1274,7 +1275,7 @@ def learning_bars_figure(summary: list[dict[str, object]]) -> go.Figure:
     high = np.array([r["accuracy_max"] for r in summary], dtype=float) - acc
     step_ms = [float(r["step_time"]) * 1e3 for r in summary]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=(
-        "held-out accuracy after training (bar: mean; whiskers: worst and best seed)",
+        "held-out accuracy (whiskers: worst and best seed)",
         "fastest training step (ms)"))
     fig.add_bar(x=labels, y=_round(acc, 3), marker_color=colours, showlegend=False, row=1, col=1,
                 error_y=dict(type="data", symmetric=False, array=_round(high, 3), arrayminus=_round(low, 3)),
@@ -1282,7 +1283,7 @@ def learning_bars_figure(summary: list[dict[str, object]]) -> go.Figure:
     fig.add_bar(x=labels, y=_round(step_ms, 3), marker_color=colours, showlegend=False, row=2, col=1,
                 hovertemplate="%{x}: %{y:.3f} ms per step<extra></extra>")
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
-    fig.update_layout(**base_layout("What each score function reached, and what a step cost", 560))
+    fig.update_layout(**base_layout("Accuracy reached, and cost of a step", 560))
     return fig
 
 
