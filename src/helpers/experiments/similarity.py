@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -285,7 +285,7 @@ def _state_traces(state: GeometryState, setup: GeometrySetup, visible: bool = Tr
     qx, qy = _round(state.query.tolist())
     px, py = _round(state.projection.tolist())
     arrow = go.Scatter(
-        x=[0, qx], y=[0, qy], mode="lines+markers+text", text=["", "q"], textposition="top right",
+        x=[0, qx], y=[0, qy], mode="lines+markers+text", text=["", "q"], textposition="top left",
         textfont=dict(size=16), line=dict(color="#444444", width=4),
         marker=dict(size=[0, 13], symbol="arrow", angleref="previous", color="#444444"),
         hovertemplate="q = (%{x}, %{y})<extra></extra>", showlegend=False, visible=visible, xaxis="x", yaxis="y",
