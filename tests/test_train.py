@@ -15,7 +15,7 @@ from helpers.train import (
     set_seed,
     token_accuracy,
     train,
-    warmup_lr,
+    lr_schedule,
 )
 
 
@@ -71,13 +71,27 @@ def test_training_is_deterministic_for_a_seed():
     assert losses[0] == losses[1]
 
 
-def test_warmup_schedule_equals_closed_form_and_is_what_the_optimizer_used():
+def test_warmup_schedule_equals_closed_form_and_is_what_the_loop_used():
     expected = [1e-2 * min(1.0, (t + 1) / 10) for t in range(25)]
-    assert [warmup_lr(t, lr=1e-2, warmup_steps=10) for t in range(25)] == pytest.approx(expected)
-    assert warmup_lr(5, lr=0.3, warmup_steps=0) == 0.3
+    assert [lr_schedule(t, lr=1e-2, steps=25, warmup_steps=10) for t in range(25)] == pytest.approx(expected)
+    assert lr_schedule(5, lr=0.3, steps=10) == 0.3
     set_seed(0)
     history = train(TinyAttentionClassifier(5, 8, 5), _first_token_batches, steps=25, lr=1e-2, warmup_steps=10)
     assert history.lr == pytest.approx(expected)
+
+
+def test_decay_schedules_equal_closed_forms_after_warmup():
+    steps, warmup = 30, 10
+    for t in range(warmup, steps):
+        p = (t - warmup) / (steps - warmup)
+        assert lr_schedule(t, lr=2.0, steps=steps, warmup_steps=warmup, decay="linear") == pytest.approx(2.0 * (1 - p))
+        cosine = lr_schedule(t, lr=2.0, steps=steps, warmup_steps=warmup, decay="cosine")
+        assert cosine == pytest.approx(1.0 + math.cos(math.pi * p))
+    assert lr_schedule(3, lr=2.0, steps=steps, warmup_steps=warmup, decay="cosine") == pytest.approx(0.8)
+    history = train(TinyAttentionClassifier(5, 8, 5), _first_token_batches, steps=12, lr=1e-2, lr_decay="cosine")
+    assert history.lr == pytest.approx([lr_schedule(t, lr=1e-2, steps=12, decay="cosine") for t in range(12)])
+    with pytest.raises(ValueError, match="decay"):
+        lr_schedule(0, lr=1.0, steps=5, decay="step")
 
 
 def test_first_warmup_step_moves_parameters_less_than_full_lr():
@@ -218,6 +232,7 @@ def test_cross_entropy_loss_equals_torch_over_flattened_positions():
         ({"steps": 2, "lr": 0.0}, ValueError, "lr"),
         ({"steps": 2, "warmup_steps": -1}, ValueError, "warmup_steps"),
         ({"steps": 2, "clip_grad_norm": 0.0}, ValueError, "clip_grad_norm"),
+        ({"steps": 2, "lr_decay": "exp"}, ValueError, "lr_decay"),
         ({"steps": 2, "seed": "0"}, TypeError, "seed"),
     ],
 )

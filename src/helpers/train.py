@@ -47,7 +47,7 @@ __all__ = [
     "token_accuracy",
     "sequence_accuracy",
     "cross_entropy_loss",
-    "warmup_lr",
+    "lr_schedule",
     "TrainingHistory",
     "train",
 ]
@@ -168,27 +168,41 @@ def cross_entropy_loss(logits: Tensor, targets: Tensor) -> Tensor:
     return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))  # (B*L, V)
 
 
-def warmup_lr(step: int, *, lr: float, warmup_steps: int) -> float:
-    """Linear warm-up: the learning rate of (0-based) ``step``.
+def lr_schedule(step: int, *, lr: float, steps: int, warmup_steps: int = 0, decay: str = "none") -> float:
+    """The learning rate of (0-based) ``step``: linear warm-up, then constant or decaying.
 
-    ``lr * min(1, (step + 1) / warmup_steps)``, and ``lr`` when ``warmup_steps == 0``: the first
-    step uses ``lr / warmup_steps`` and step ``warmup_steps - 1`` reaches ``lr``. Warm-up keeps
-    Adam's first, badly estimated updates small, which Post-LN Transformers need (Xiong et al.,
-    2020). Explained in chapter 6.
+    Warm-up multiplies ``lr`` by ``min(1, (step + 1) / warmup_steps)``: the first step uses
+    ``lr / warmup_steps`` and step ``warmup_steps - 1`` reaches ``lr``. Warm-up keeps Adam's
+    first, badly estimated updates small, which Post-LN Transformers need (Xiong et al., 2020).
+    After it, with ``p = (step - warmup_steps) / (steps - warmup_steps)`` going from 0 towards 1,
+    the factor is 1 (``"none"``), ``1 - p`` (``"linear"``) or ``(1 + cos(pi p)) / 2``
+    (``"cosine"``; Loshchilov & Hutter, 2017). Explained in chapter 6.
 
     Args:
         step: Index of the optimisation step, from 0.
-        lr: The peak (and final) learning rate.
+        lr: The peak learning rate.
+        steps: Total number of steps (the decay reaches 0 at ``step == steps``).
         warmup_steps: Length of the warm-up (0 for none).
+        decay: ``"none"``, ``"linear"`` or ``"cosine"``.
 
     Returns:
         The learning rate.
     """
-    if warmup_steps < 0 or step < 0:
-        raise ValueError(f"step and warmup_steps must be >= 0, got step={step}, warmup_steps={warmup_steps}")
-    if warmup_steps == 0:
-        return lr
-    return lr * min(1.0, (step + 1) / warmup_steps)
+    if step < 0 or warmup_steps < 0 or steps < 1:
+        raise ValueError(
+            f"step and warmup_steps must be >= 0 and steps >= 1, got step={step}, "
+            f"warmup_steps={warmup_steps}, steps={steps}"
+        )
+    if decay not in ("none", "linear", "cosine"):
+        raise ValueError(f"decay must be 'none', 'linear' or 'cosine', got {decay!r}")
+    if step < warmup_steps:
+        return lr * (step + 1) / warmup_steps
+    progress = min(1.0, (step - warmup_steps) / max(1, steps - warmup_steps))
+    if decay == "linear":
+        return lr * (1.0 - progress)
+    if decay == "cosine":
+        return lr * 0.5 * (1.0 + math.cos(math.pi * progress))
+    return lr
 
 
 @dataclass
@@ -279,6 +293,7 @@ def train(
     lr: float = 1e-3,
     weight_decay: float = 0.0,
     warmup_steps: int = 0,
+    lr_decay: str = "none",
     clip_grad_norm: float | None = None,
     loss_fn: Callable[[Tensor, Tensor], Tensor] = cross_entropy_loss,
     accuracy_fn: Callable[[Tensor, Tensor], float] | None = token_accuracy,
@@ -291,7 +306,7 @@ def train(
 ) -> TrainingHistory:
     """Train ``model`` with AdamW on batches from ``make_batch``; return what happened.
 
-    Each step: set the learning rate (linear warm-up, :func:`warmup_lr`), draw
+    Each step: set the learning rate (warm-up and decay, :func:`lr_schedule`), draw
     ``make_batch(step)``, run the model (see the module docstring for the contract), compute
     ``loss_fn``, back-propagate, record the gradient norm, clip it to ``clip_grad_norm`` if
     given, and take an AdamW step (Loshchilov & Hutter, 2019). Every ``eval_every`` steps and
@@ -305,6 +320,7 @@ def train(
         lr: Peak learning rate.
         weight_decay: AdamW's decoupled weight decay.
         warmup_steps: Linear warm-up length (0 for none).
+        lr_decay: Decay after warm-up: ``"none"``, ``"linear"`` or ``"cosine"`` (to 0 at ``steps``).
         clip_grad_norm: Clip the total gradient norm to this value (``None`` for no clipping).
         loss_fn: ``(logits, targets) -> scalar loss``.
         accuracy_fn: ``(logits, targets) -> float`` for the batch accuracy, or ``None``; it is
@@ -334,6 +350,8 @@ def train(
         raise ValueError(f"warmup_steps must be an int >= 0, got {warmup_steps!r}")
     if clip_grad_norm is not None and not clip_grad_norm > 0:
         raise ValueError(f"clip_grad_norm must be > 0 or None, got {clip_grad_norm}")
+    if lr_decay not in ("none", "linear", "cosine"):
+        raise ValueError(f"lr_decay must be 'none', 'linear' or 'cosine', got {lr_decay!r}")
     if not isinstance(eval_every, int) or eval_every < 1:
         raise ValueError(f"eval_every must be a positive int, got {eval_every!r}")
 
@@ -351,7 +369,7 @@ def train(
     eval_seconds = 0.0  # wall_time counts training only
     try:
         for step in range(steps):
-            step_lr = warmup_lr(step, lr=lr, warmup_steps=warmup_steps)
+            step_lr = lr_schedule(step, lr=lr, steps=steps, warmup_steps=warmup_steps, decay=lr_decay)
             for group in optimizer.param_groups:
                 group["lr"] = step_lr
             inputs, targets = make_batch(step)
