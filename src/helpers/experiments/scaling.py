@@ -35,10 +35,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import plotly.graph_objects as go
 import torch
 from torch import Tensor, nn
 
-from ..attention import scaled_dot_product_attention
+from .. import viz
 from ..diagnostics import GradientNormTracker, attention_entropy, saturation_stats, softmax_jacobian_norm
 from ..multihead import MultiHeadAttention
 from ..tasks import associative_recall_task
@@ -72,6 +73,17 @@ __all__ = [
     "learned_temperature_runs",
     "ScaleBugReport",
     "multihead_scale_bug",
+    "variance_figure",
+    "variance_table",
+    "softmax_row_figure",
+    "saturation_figure",
+    "jacobian_figure",
+    "gradient_figure",
+    "training_figure",
+    "training_table",
+    "learning_rate_figure",
+    "temperature_figure",
+    "accuracy_figure",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -888,6 +900,7 @@ def learning_rate_sweep(
     threshold: float = 0.9,
     config: RecallConfig = RecallConfig(),
     seed: int = 0,
+    reuse: Sequence[RecallRun] = (),
 ) -> LearningRateSweep:
     """Train at each learning rate with and without the scale; which learning rates work?
 
@@ -901,6 +914,9 @@ def learning_rate_sweep(
         threshold: Final accuracy of a usable learning rate.
         config: Task and batch settings.
         seed: Seed of the initialisation.
+        reuse: Runs already trained with the same settings (e.g. by :func:`dk_training_sweep`,
+            same ``config`` and ``seed``): a run with this ``d_k``, learning rate, label and
+            number of steps is taken from here instead of being trained again.
 
     Returns:
         A :class:`LearningRateSweep`.
@@ -908,9 +924,17 @@ def learning_rate_sweep(
     runs: dict[str, list[RecallRun]] = {"scaled": [], "no scale": []}
     for lr in lrs:
         for label, scale in (("scaled", None), ("no scale", 1.0)):
-            runs[label].append(
-                run_recall(label, d_k, scale=scale, lr=lr, steps=steps, target=threshold, config=config, seed=seed)
-            )
+            done = [
+                r for r in reuse
+                if (r.label, r.d_k, r.num_heads, r.lr, len(r.history.accuracy)) == (label, d_k, 1, lr, steps)
+            ]
+            if done:
+                run = done[0]
+                run = RecallRun(run.label, run.d_k, run.num_heads, run.lr, run.scale, run.history,
+                                steps_to_accuracy(run.history, threshold), run.final_accuracy, threshold)
+            else:
+                run = run_recall(label, d_k, scale=scale, lr=lr, steps=steps, target=threshold, config=config, seed=seed)
+            runs[label].append(run)
     return LearningRateSweep(d_k, list(lrs), runs, threshold)
 
 
@@ -1029,3 +1053,191 @@ def multihead_scale_bug(
         for label, scale in scales.items()
     ]
     return ScaleBugReport(embed_dim, num_heads, head_dim, variance, entropy, math.log(config.num_pairs), runs)
+
+
+# --------------------------------------------------------------------------------------------
+# Figures and tables of the chapter (drawn with helpers.viz)
+# --------------------------------------------------------------------------------------------
+
+
+def _smooth(values: Sequence[float], window: int) -> list[float]:
+    """Trailing moving average (shorter at the start)."""
+    out, running = [], 0.0
+    for index, value in enumerate(values):
+        running += value
+        if index >= window:
+            running -= values[index - window]
+        out.append(running / min(index + 1, window))
+    return out
+
+
+def _rounded(values: Sequence[float], digits: int = 4) -> list[float]:
+    return [float(f"{v:.{digits}g}") for v in values]
+
+
+def variance_figure(sweeps: dict[str, VarianceSweep]) -> go.Figure:
+    """Measured ``Var(q . k)``, its closed form and the scaled variance, with a slider over the inputs.
+
+    Args:
+        sweeps: Distribution name -> :class:`VarianceSweep`, all over the same sizes.
+
+    Returns:
+        A :func:`helpers.viz.line_sweep` figure (log-log).
+    """
+    sizes = next(iter(sweeps.values())).d_k
+    if any(s.d_k != sizes for s in sweeps.values()):
+        raise ValueError("every sweep must cover the same d_k values (start at 2 to include 'layernorm')")
+    curves = {
+        name: {
+            "measured Var(q·k)": _rounded(s.measured),
+            "closed form": _rounded(s.theory),
+            "measured Var(q·k / √d_k)": _rounded(s.scaled),
+        }
+        for name, s in sweeps.items()
+    }
+    return viz.line_sweep(
+        sizes, curves, param_name="inputs", x_title="d_k", y_title="variance", log_x=True, log_y=True,
+        title="Var(q·k) grows like d_k; divided by √d_k it stays flat (slider: how q and k are drawn)",
+    )
+
+
+def variance_table(sweeps: dict[str, VarianceSweep]) -> str:
+    """A Markdown table: per distribution, measured/closed form at the largest ``d_k``, and the scaled variance."""
+    rows = [
+        "| inputs | what they test | Var(q·k) at d_k = {d} | closed form | Var(q·k / √d_k) |".format(
+            d=next(iter(sweeps.values())).d_k[-1]
+        ),
+        "|---|---|---:|---:|---:|",
+    ]
+    for name, s in sweeps.items():
+        rows.append(
+            f"| `{name}` | {DISTRIBUTIONS[name]} | {s.measured[-1]:,.0f} | {s.theory[-1]:,.0f} | {s.scaled[-1]:.2f} |"
+        )
+    return "\n".join(rows)
+
+
+def softmax_row_figure(frames: dict[str, Tensor]) -> go.Figure:
+    """One softmax row with and without the scale, with a slider over ``d_k`` (see :func:`softmax_row_frames`)."""
+    keys = list(range(1, frames["weights"].shape[1] + 1))
+    curves = {
+        int(d): {"weights, no scale": _rounded(w.tolist(), 3), "weights, scores ÷ √d_k": _rounded(sw.tolist(), 3)}
+        for d, w, sw in zip(frames["d_k"], frames["weights"], frames["scaled_weights"])
+    }
+    fig = viz.line_sweep(
+        keys, curves, param_name="d_k", x_title="key", y_title="softmax weight",
+        title="One query against 8 keys: without the scale the row turns one-hot as d_k grows",
+    )
+    fig.update_yaxes(range=[0, 1.02])
+    fig.update_xaxes(dtick=1)
+    return fig
+
+
+def saturation_figure(unscaled: SaturationSweep, scaled: SaturationSweep) -> go.Figure:
+    """Largest weight and normalised entropy of softmax rows against ``d_k``, with and without the scale."""
+    log_s = math.log(unscaled.num_keys)
+    return viz.line_plot(
+        unscaled.d_k,
+        {
+            "largest weight, no scale": _rounded(unscaled.max_weight),
+            "largest weight, ÷ √d_k": _rounded(scaled.max_weight),
+            "entropy / log S, no scale": _rounded([e / log_s for e in unscaled.entropy]),
+            "entropy / log S, ÷ √d_k": _rounded([e / log_s for e in scaled.entropy]),
+            "rows with a weight > 0.99, no scale": _rounded(unscaled.saturated_fraction),
+        },
+        x_title="d_k", y_title="mean over rows", log_x=True,
+        title=f"Softmax over S = {unscaled.num_keys} keys: saturation against d_k",
+    )
+
+
+def jacobian_figure(sweep: dict[str, list[float]]) -> go.Figure:
+    """Norms of the softmax Jacobian against the standard deviation of the logits (see :func:`jacobian_norm_sweep`)."""
+    return viz.line_plot(
+        sweep["logit_std"],
+        {
+            "Frobenius norm of diag(p) − ppᵀ": _rounded(sweep["frobenius"]),
+            "largest singular value": _rounded(sweep["spectral"]),
+            "largest weight": _rounded(sweep["max_weight"]),
+        },
+        x_title="standard deviation of the logits (1 = scaled, √d_k = unscaled)", y_title="mean over rows",
+        log_x=True, title="How much gradient the softmax lets through, against the spread of its inputs",
+    )
+
+
+def gradient_figure(scaled: GradientSweep, unscaled: GradientSweep) -> go.Figure:
+    """Gradient norms at ``W_q``, ``W_k`` and ``W_v`` against ``d_k``, with and without the scale."""
+    return viz.line_plot(
+        scaled.d_k,
+        {
+            "W_q, ÷ √d_k": _rounded(scaled.q_proj),
+            "W_k, ÷ √d_k": _rounded(scaled.k_proj),
+            "W_v, ÷ √d_k": _rounded(scaled.v_proj),
+            "W_q, no scale": _rounded(unscaled.q_proj),
+            "W_k, no scale": _rounded(unscaled.k_proj),
+            "W_v, no scale": _rounded(unscaled.v_proj),
+        },
+        x_title="d_k (one head, d_model = d_k)", y_title="gradient norm at initialisation",
+        log_x=True, log_y=True, title="Gradient reaching the projections of one attention layer",
+    )
+
+
+def training_figure(runs: Sequence[RecallRun], *, every: int = 5, window: int = 20) -> go.Figure:
+    """Training accuracy (moving average) with and without the scale, with a slider over ``d_k``."""
+    sizes = sorted({run.d_k for run in runs})
+    steps = len(runs[0].history.accuracy)
+    x = list(range(0, steps, every))
+    curves = {}
+    for d_k in sizes:
+        curves[d_k] = {
+            run.label: _rounded(_smooth(run.history.accuracy, window)[::every], 3) for run in runs if run.d_k == d_k
+        }
+    return viz.line_sweep(
+        x, curves, param_name="d_k", x_title="training step", y_title=f"batch accuracy ({window}-step average)",
+        title="Associative recall with one attention head: with and without the 1/√d_k scale",
+    )
+
+
+def training_table(runs: Sequence[RecallRun]) -> str:
+    """A Markdown table of steps to the target accuracy and final accuracy, per run."""
+    target = runs[0].target
+    rows = [f"| d_k | scale | steps to {target:.0%} | final accuracy |", "|---:|---|---:|---:|"]
+    for run in runs:
+        reached = "never" if run.steps_to_target is None else str(run.steps_to_target)
+        rows.append(f"| {run.d_k} | {run.label} | {reached} | {run.final_accuracy:.1%} |")
+    return "\n".join(rows)
+
+
+def learning_rate_figure(sweep: LearningRateSweep) -> go.Figure:
+    """Final accuracy against the learning rate, with and without the scale, and the usable threshold."""
+    return viz.line_plot(
+        sweep.lrs,
+        {
+            "÷ √d_k": _rounded(sweep.final_accuracy("scaled"), 3),
+            "no scale": _rounded(sweep.final_accuracy("no scale"), 3),
+            f"threshold {sweep.threshold:.0%}": [sweep.threshold] * len(sweep.lrs),
+        },
+        x_title="learning rate (AdamW)", y_title="final accuracy (last 50 steps)", log_x=True,
+        title=f"Which learning rates work at d_k = {sweep.d_k}",
+    )
+
+
+def temperature_figure(runs: Sequence[RecallRun]) -> go.Figure:
+    """The learned factor on ``q . k`` during training, for runs with a learned temperature."""
+    steps = len(runs[0].scale_trajectory)
+    x = list(range(0, steps, 5))
+    d_k = runs[0].d_k
+    curves = {run.label: _rounded(run.scale_trajectory[::5]) for run in runs}
+    curves["1/√d_k (the fixed prior)"] = [1 / math.sqrt(d_k)] * len(x)
+    return viz.line_plot(
+        x, curves, x_title="training step", y_title="factor on q·k", log_y=True,
+        title=f"A learned temperature at d_k = {d_k}: where it starts, where it goes",
+    )
+
+
+def accuracy_figure(runs: Sequence[RecallRun], *, title: str, every: int = 5, window: int = 20) -> go.Figure:
+    """Training accuracy (moving average) of several runs on one plot."""
+    steps = len(runs[0].history.accuracy)
+    x = list(range(0, steps, every))
+    return viz.line_plot(
+        x, {run.label: _rounded(_smooth(run.history.accuracy, window)[::every], 3) for run in runs},
+        x_title="training step", y_title=f"batch accuracy ({window}-step average)", title=title,
+    )
