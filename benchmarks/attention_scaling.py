@@ -11,11 +11,13 @@ Measures, for n = 1k .. 16k (d = 64, B = 1, one head, float32, forward only, no 
     performer        helpers.efficient_linear.performer_attention, 256 orthogonal features
     chunked          helpers.chunked_attention, chunks of 1024 (online softmax, exact)
 
-Each method is timed in one fresh Python process and its memory measured in another (so one
-method's allocations cannot hide another's). The memory process runs with glibc's
-``MALLOC_MMAP_THRESHOLD_`` fixed at 64 KiB so that every freed block goes back to the OS (which
-would slow the timings with page faults, hence the separate processes). Peak memory is measured
-two ways:
+Timing: all methods in one fresh Python process, interleaved -- at each size one warm-up call
+per method, then 2-5 rounds of one call per method in rotating order -- so that a change of load
+on a shared machine hits every method alike. ``time_s`` is the best call, ``time_median_s`` the
+median. Memory: each method in a fresh process of its own (so one method's allocations cannot
+hide another's), run with glibc's ``MALLOC_MMAP_THRESHOLD_`` fixed at 64 KiB so that every freed
+block goes back to the OS (which would slow timings with page faults, hence separate processes).
+Peak memory is measured two ways:
 
 - ``peak_tracked_mib``: the largest total of live tensor bytes allocated during the call, from
   :class:`helpers.efficient.TensorMemoryTracker` (a TorchDispatchMode; it cannot see scratch
@@ -24,8 +26,6 @@ two ways:
   before each call through ``/proc/self/clear_refs``) over its resident set before the call --
   everything the call touched, fused kernels' scratch included.
 
-Time is the best of up to 5 runs after one warm-up run at the same size (``time_s``;
-``time_median_s`` too).
 The exponent ``k`` of ``time ~ n^k`` is a least-squares fit of log time on log n per method.
 Dense attention is skipped at a size whose two n x n float32 matrices would need more than 40%
 of the memory available at start; the table says so. Default one thread: on a shared machine
@@ -112,59 +112,104 @@ def _rss_peak_bytes(fn: Callable[[], object]) -> tuple[float, int | None]:
     return elapsed, peak
 
 
-def worker(name: str, sizes: list[int], threads: int, time_limit_s: float, phase: str) -> list[dict]:
-    """Measure one method at every size: ``phase`` "memory" (RSS, tracker) or "time"."""
+def _skip_reason(name: str, n: int) -> str:
+    available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if name == "dense" and 2 * n * n * 4 > 0.4 * available:
+        return f"two {n}x{n} float32 matrices need {2 * n * n * 4 / MIB:.0f} MiB > 40% of available memory"
+    return ""
+
+
+def _setup(names: list[str], threads: int) -> dict[str, Callable]:
+    import torch
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+    fns = {name: _method(name) for name in names}
+    with torch.no_grad():  # first-call costs (lazy library loads, kernel selection) out of the numbers
+        warm_inputs = torch.randn(3, 1, 1, 256, HEAD_DIM, generator=torch.Generator().manual_seed(0))
+        for fn in fns.values():
+            fn(*warm_inputs)
+    return fns
+
+
+def _inputs(n: int) -> tuple:
+    import torch
+
+    g = torch.Generator().manual_seed(n)
+    return tuple(torch.randn(1, 1, n, HEAD_DIM, generator=g) for _ in range(3))  # q, k, v: (B, H, n, d)
+
+
+def memory_worker(name: str, sizes: list[int], threads: int, time_limit_s: float) -> list[dict]:
+    """Peak memory of one method at every size (run with the 64 KiB mmap threshold)."""
     import torch
 
     from helpers.efficient import TensorMemoryTracker
 
-    if threads > 0:
-        torch.set_num_threads(threads)
-    fn = _method(name)
-    available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    with torch.no_grad():  # first-call costs (lazy library loads, kernel selection) out of the numbers
-        warm_inputs = torch.randn(3, 1, 1, 256, HEAD_DIM, generator=torch.Generator().manual_seed(0))
-        fn(*warm_inputs)
+    fn = _setup([name], threads)[name]
     rows, too_slow = [], False
     for n in sizes:
-        row: dict = {"method": name, "n": n, "skipped": ""}
-        if name == "dense" and 2 * n * n * 4 > 0.4 * available:
-            row["skipped"] = f"two {n}x{n} float32 matrices need {2 * n * n * 4 / MIB:.0f} MiB > 40% of available"
-        elif too_slow:
-            row["skipped"] = f"previous size took over {time_limit_s:.0f} s"
-        if row["skipped"]:
-            rows.append(row)
-            continue
-        g = torch.Generator().manual_seed(n)
-        q, k, v = (torch.randn(1, 1, n, HEAD_DIM, generator=g) for _ in range(3))  # (B, H, n, d)
-        with torch.no_grad():
-            if phase == "memory":
+        row: dict = {"method": name, "n": n, "skipped": _skip_reason(name, n)}
+        if not row["skipped"] and too_slow:
+            row["skipped"] = f"the previous size took over {time_limit_s:.0f} s"
+        if not row["skipped"]:
+            q, k, v = _inputs(n)
+            with torch.no_grad():
                 first, rss = _rss_peak_bytes(lambda: fn(q, k, v))
                 with TensorMemoryTracker() as tracker:
                     fn(q, k, v)
-                row.update(
-                    peak_tracked_mib=tracker.peak_bytes / MIB,
-                    largest_tensor_numel=tracker.max_numel,
-                    peak_rss_mib=None if rss is None else rss / MIB,
-                )
-            else:
-                start = time.perf_counter()
-                fn(q, k, v)  # warm-up at this size (and glibc's thresholds settle)
-                first = time.perf_counter() - start
-                repeats = max(1, min(5, int(3.0 / max(first, 1e-3))))
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    fn(q, k, v)
-                    times.append(time.perf_counter() - start)
-                row.update(time_s=min(times), time_median_s=statistics.median(times), repeats=repeats)
+            row.update(
+                peak_tracked_mib=tracker.peak_bytes / MIB,
+                largest_tensor_numel=tracker.max_numel,
+                peak_rss_mib=None if rss is None else rss / MIB,
+            )
+            too_slow = first > time_limit_s
         rows.append(row)
-        too_slow = first > time_limit_s
+    return rows
+
+
+def time_worker(names: list[str], sizes: list[int], threads: int, time_limit_s: float) -> list[dict]:
+    """Forward time of all methods, interleaved: at each size, rounds of one call per method.
+
+    Interleaving makes a load change on a shared machine hit every method alike, so ratios
+    between methods stay meaningful. Per size: one warm-up call each, then 2-5 rounds.
+    """
+    import torch
+
+    fns = _setup(names, threads)
+    rows, too_slow = [], set()
+    for n in sizes:
+        q, k, v = _inputs(n)
+        active, times = [], {}
+        for name in names:
+            row: dict = {"method": name, "n": n, "skipped": _skip_reason(name, n)}
+            if not row["skipped"] and name in too_slow:
+                row["skipped"] = f"the previous size took over {time_limit_s:.0f} s"
+            rows.append(row)
+            if not row["skipped"]:
+                active.append(name)
+        warm = {}
+        with torch.no_grad():
+            for name in active:
+                start = time.perf_counter()
+                fns[name](q, k, v)
+                warm[name] = time.perf_counter() - start
+                times[name] = []
+            rounds = max(2, min(5, int(20.0 / max(sum(warm.values()), 1e-3))))
+            for r in range(rounds):
+                for name in active[r % len(active):] + active[: r % len(active)]:  # rotate the order
+                    start = time.perf_counter()
+                    fns[name](q, k, v)
+                    times[name].append(time.perf_counter() - start)
+        for row in rows[-len(names):]:
+            if row["method"] in times:
+                t = times[row["method"]]
+                row.update(time_s=min(t), time_median_s=statistics.median(t), repeats=len(t))
+        too_slow |= {name for name in active if warm[name] > time_limit_s}
     return rows
 
 
 # ----------------------------------------------------------------------------------------------
-# Driver: one subprocess per method, then fits, targets, table
+# Driver: one timing process for all methods, one memory process per method; fits, targets
 # ----------------------------------------------------------------------------------------------
 def fit_exponent(rows: list[dict], key: str = "time_s") -> float | None:
     """Least-squares slope of log(key) on log(n) over the measured sizes."""
@@ -176,26 +221,29 @@ def fit_exponent(rows: list[dict], key: str = "time_s") -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
-def _run_worker(name: str, args: argparse.Namespace, phase: str) -> list[dict]:
+def _run_worker(names: list[str], args: argparse.Namespace, phase: str) -> list[dict]:
     env = dict(os.environ)
     if phase == "memory":  # every freed block >= 64 KiB returns to the OS: the RSS high-water mark is honest
         env.update(MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
-    cmd = [sys.executable, __file__, "--worker", name, "--phase", phase, "--threads", str(args.threads),
+    cmd = [sys.executable, __file__, "--phase", phase, "--worker", *names, "--threads", str(args.threads),
            "--time-limit", str(args.time_limit), "--sizes", *map(str, args.sizes)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        return [{"method": name, "n": n, "skipped": f"worker failed: {done.stderr.strip()[-300:]}"} for n in args.sizes]
+        why = f"{phase} worker failed: {done.stderr.strip()[-300:]}"
+        return [{"method": m, "n": n, "skipped": why} for n in args.sizes for m in names]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _run_method(name: str, args: argparse.Namespace) -> list[dict]:
-    """Time in one fresh process (default allocator), memory in another (see the module docstring)."""
-    rows = _run_worker(name, args, "time")
-    for row, mem in zip(rows, _run_worker(name, args, "memory")):
+def measure(args: argparse.Namespace) -> list[dict]:
+    """Time all methods in one process, then each method's memory in a fresh process of its own."""
+    rows = _run_worker(args.methods, args, "time")
+    memory = {(r["method"], r["n"]): r for m in args.methods for r in _run_worker([m], args, "memory")}
+    for row in rows:
+        mem = memory[(row["method"], row["n"])]
         skipped = row["skipped"] or mem["skipped"]
         row.update(mem)
         row["skipped"] = skipped
-    return rows
+    return sorted(rows, key=lambda r: (args.methods.index(r["method"]), r["n"]))
 
 
 def _at(rows: list[dict], method: str, n: int) -> dict | None:
@@ -251,16 +299,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads; 0 = PyTorch's default")
     parser.add_argument("--time-limit", type=float, default=30.0, help="skip larger sizes after a call this slow (s)")
     parser.add_argument("--out", type=Path, default=RESULTS / "attention_scaling.json")
-    parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs="+", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["time", "memory"], default="time", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.sizes, args.threads, args.time_limit, args.phase)))
+        if args.phase == "time":
+            print(json.dumps(time_worker(args.worker, args.sizes, args.threads, args.time_limit)))
+        else:
+            print(json.dumps(memory_worker(args.worker[0], args.sizes, args.threads, args.time_limit)))
         return
 
     started = time.time()
     load_before = os.getloadavg()
-    rows = [row for m in args.methods for row in _run_method(m, args)]
+    rows = measure(args)
     exponents = {m: fit_exponent([r for r in rows if r["method"] == m]) for m in args.methods}
     mem_exponents = {m: fit_exponent([r for r in rows if r["method"] == m], "peak_tracked_mib") for m in args.methods}
     targets = check_targets(rows, exponents, max(args.sizes))
