@@ -244,7 +244,8 @@ def block_sparse_attention(
     ``b`` with ``layout[a, b]`` and to nothing else. For each group of query blocks that attend
     to the same number ``K`` of key blocks, those key blocks are gathered (``index_select``) and
     scored with one batched product: cost ``O(nnz(layout) * bs^2 * E)`` in time and
-    ``O(nnz(layout) * bs^2)`` in memory. A query block with an empty row outputs zeros.
+    ``O(nnz(layout) * bs * (bs + E + Ev))`` in memory (scores plus gathered keys and values).
+    A query block with an empty row outputs zeros.
 
     Paper: Child et al., "Generating Long Sequences with Sparse Transformers" (2019); the
     blocked form of Zaheer et al., "Big Bird: Transformers for Longer Sequences" (2020).
