@@ -14,7 +14,8 @@ Modules (each public name is re-exported here):
 - :mod:`helpers.positional` -- sinusoidal, learned, T5 relative, ALiBi, RoPE (chapter 6)
 - :mod:`helpers.blocks` -- Transformer blocks (Pre-LN, Post-LN) and tiny models
 - :mod:`helpers.rnn` -- GRU encoder-decoder with and without attention (chapter 1)
-- :mod:`helpers.efficient` -- sliding-window, sparse, linear, Performer, Linformer, chunked (chapters 5-6)
+- :mod:`helpers.efficient` -- sliding-window, sparse, hierarchical, chunked attention (chapters 5-6)
+- :mod:`helpers.efficient_linear` -- linear attention, Performer, Linformer (chapter 5)
 - :mod:`helpers.vision` -- channel (SE) and spatial (CBAM) attention (chapter 5)
 - :mod:`helpers.diagnostics` -- entropy, saturation, gradient norms, rollout (chapters 3, 6)
 - :mod:`helpers.tasks`, :mod:`helpers.train` -- seeded synthetic tasks and a small training loop
@@ -29,6 +30,7 @@ from .positional import *  # noqa: F401,F403
 from .blocks import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .efficient import *  # noqa: F401,F403
+from .efficient_linear import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403

@@ -4,8 +4,7 @@ Every function here *computes* only the scores its pattern needs -- band by band
 block or chunk by chunk -- and never builds an ``L x S`` score matrix and masks it. That is what
 makes "local attention is O(n*w)" and "the n x n matrix is the memory bottleneck" true of this
 code, and :class:`TensorMemoryTracker` is how the tests prove it. The kernel approximations
-(linear attention, Performer, Linformer) live in :mod:`helpers.efficient_linear` and are
-re-exported from here.
+(linear attention, Performer, Linformer) live in :mod:`helpers.efficient_linear`.
 
 Shape legend (as in :func:`torch.nn.functional.scaled_dot_product_attention`):
     B  batch                     H   query heads           H_kv  key/value heads (divides H)
@@ -42,23 +41,7 @@ __all__ = [
     "checkpointed",
     "kv_cache_bytes",
     "TensorMemoryTracker",
-    # kernel approximations, defined in helpers.efficient_linear and re-exported here:
-    "linear_attention",
-    "random_feature_projection",
-    "positive_random_features",
-    "performer_attention",
-    "LinformerAttention",
 ]
-_LINEAR_NAMES = frozenset(__all__[-5:])
-
-
-def __getattr__(name: str) -> Any:
-    """Re-export :mod:`helpers.efficient_linear` lazily (it imports this module's input checks)."""
-    if name in _LINEAR_NAMES:
-        from . import efficient_linear
-
-        return getattr(efficient_linear, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------------------------
