@@ -59,7 +59,7 @@ def book_template() -> go.layout.Template:
         plot_bgcolor="rgba(0, 0, 0, 0)",
         font=dict(family="system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif",
                   size=13, color=_LIGHT["font"]),
-        title=dict(x=0.0, xanchor="left", font=dict(size=15)),
+        title=dict(x=0.0, xanchor="left", pad=dict(l=6), font=dict(size=15)),
         margin=dict(l=64, r=16, t=64, b=48),
         autosize=True,
         hovermode="closest",
@@ -115,20 +115,22 @@ def base_layout(title: str, height: int) -> dict[str, Any]:
                 dragmode=False)
 
 
-def slider(steps: list[dict[str, Any]], prefix: str, *, active: int = 0, y: float = -0.02) -> dict[str, Any]:
+def slider(steps: list[dict[str, Any]], prefix: str, *, active: int = 0, y: float = 0.0,
+           pad_top: int = 72) -> dict[str, Any]:
     """A slider in the book's style: current value shown above the rail, compact step labels.
 
     Args:
         steps: Plotly slider steps (``method``, ``args``, ``label``).
         prefix: Text before the current value, e.g. ``"Layer: "``.
         active: The step shown first.
-        y: Vertical position of the slider in paper coordinates (below the plot).
+        y: Vertical position of the slider's top in paper coordinates (0 = the plot's bottom).
+        pad_top: Pixels between ``y`` and the slider: room for the x tick labels and title.
 
     Returns:
         One entry of ``layout.sliders``.
     """
     return dict(active=active, steps=steps, x=0.0, len=1.0, xanchor="left", y=y, yanchor="top",
-                pad=dict(t=36, b=8), currentvalue=dict(prefix=prefix, visible=True, xanchor="left"),
+                pad=dict(t=pad_top, b=8), currentvalue=dict(prefix=prefix, visible=True, xanchor="left"),
                 font=dict(size=11), transition=dict(duration=0))
 
 
@@ -215,6 +217,18 @@ def names_for(names: Sequence[str] | None, n: int, prefix: str, arg: str) -> lis
     if len(labels) != n:
         raise ValueError(f"{arg} has {len(labels)} names, but there are {n} {prefix}s")
     return labels
+
+
+def tick_layout(labels: list[str]) -> tuple[int, int]:
+    """The tick angle for an axis of token labels, and the pixels its labels take below the axis.
+
+    Labels are slanted (-45 degrees) when there are many or long ones, so that they stay
+    readable at phone width; the height lets a slider sit below them instead of on them.
+    """
+    longest = max((len(label.strip("\u200b")) for label in labels), default=1)
+    if len(labels) > 6 or longest * len(labels) > 40:
+        return -45, int(0.71 * 7.5 * longest) + 14
+    return 0, 20
 
 
 def finite_range(*arrays: np.ndarray, pad: float = 0.05) -> list[float]:

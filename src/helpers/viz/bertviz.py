@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from IPython.display import HTML
 
+from .renderer import PANEL_STYLE
 from .site import VENDOR_DIR, building_book
 
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the tqdm bar is a widget: keep it off the pages
@@ -62,10 +63,26 @@ _LOADER = """<script type="text/javascript">
       document.head.appendChild(script);
     });
   }
+  function mode() {
+    var data = document.documentElement.dataset;
+    if (document.body && document.body.dataset.jpThemeLight === "false") { return "dark"; }
+    if (data.mode === "auto" && window.matchMedia) {
+      return window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+    }
+    return data.theme === "dark" ? "dark" : "light";
+  }
+  function run(__bookMode) {
+%(body)s
+  }
   ready().then(function () {
     window.require.config({paths: {d3: root + paths.d3, jquery: root + paths.jquery}});
-    var __bookMode = document.documentElement.dataset.theme === "dark" ? "dark" : "light";
-%(body)s
+    var shown = mode();
+    run(shown);
+    if (%(themed)s) {  // the model view draws its own background: redraw it when the theme changes
+      new MutationObserver(function () {
+        if (mode() !== shown) { shown = mode(); run(shown); }
+      }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    }
   });
 })();
 </script>"""
@@ -179,6 +196,10 @@ def _rewrite(bertviz_html: str) -> HTML:
     body = script.rsplit("</script>", 1)[0]
     body = re.sub(r"require\.config\(\{.*?\}\);", "", body, count=1, flags=re.DOTALL)
     body = re.sub(r"; // HACK: .*", ";", body, count=1)  # BertViz's comment repeats the whole params JSON
+    # Its header comment (an overview and change log) goes: a short credit stays.
+    body = re.sub(r"^\s*/\*\*.*?\*\*/", "// BertViz (Jesse Vig, Apache-2.0); RequireJS paths set by helpers.viz.bertviz",
+                  body, count=1, flags=re.DOTALL)
+    themed = '"display_mode": "light"' in body
     body = body.replace('"display_mode": "light"', '"display_mode": __bookMode')
     body = body.replace("</script", "<\\/script")
     if building_book():
@@ -187,8 +208,8 @@ def _rewrite(bertviz_html: str) -> HTML:
     else:
         root = '""'
         paths = _CDN
-    loader = _LOADER % {"root": root, "paths": json.dumps(paths), "body": body}
-    return HTML(f'{_STYLE}<div class="{BERTVIZ_MARKER}">{markup.strip()}</div>\n{loader}')
+    loader = _LOADER % {"root": root, "paths": json.dumps(paths), "body": body, "themed": json.dumps(themed)}
+    return HTML(f'{PANEL_STYLE}{_STYLE}<div class="{BERTVIZ_MARKER}">{markup.strip()}</div>\n{loader}')
 
 
 def _rounded(weights: torch.Tensor) -> list[torch.Tensor]:

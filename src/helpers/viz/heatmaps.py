@@ -23,7 +23,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from ._style import (MASK_COLORSCALE, WEIGHT_COLORSCALE, as_array, base_layout, check_weights, frame_step,
-                     names_for, slider, token_labels)
+                     names_for, slider, tick_layout, token_labels)
 
 __all__ = ["attention_heatmap", "mask_gallery", "training_replay", "axis_labels"]
 
@@ -45,9 +45,11 @@ def axis_labels(tokens: list[str]) -> list[str]:
     return labels
 
 
-def _token_axes() -> dict[str, Any]:
+def _token_axes(keys: list[str]) -> dict[str, Any]:
+    angle, _ = tick_layout(keys)
     return dict(
-        xaxis=dict(title=dict(text="key (attended to)"), type="category", showgrid=False, zeroline=False),
+        xaxis=dict(title=dict(text="key (attended to)"), type="category", showgrid=False, zeroline=False,
+                   tickangle=angle),
         yaxis=dict(title=dict(text="query (attending)"), type="category", autorange="reversed", showgrid=False,
                    zeroline=False),
     )
@@ -115,7 +117,7 @@ def attention_heatmap(
     default_title = "Attention weights: each row is a query's distribution over the keys"
     fig.update_layout(**base_layout(title or default_title,
                                     _heatmap_height(n_queries, 90 if n_layers > 1 else 0)),
-                      coloraxis=_weight_coloraxis(), **_token_axes())
+                      coloraxis=_weight_coloraxis(), **_token_axes(x))
     if n_heads > 1:
         buttons = [dict(method="restyle", label=heads[h], args=[{"visible": [g == h for g in range(n_heads)]}])
                    for h in range(n_heads)]
@@ -125,7 +127,8 @@ def attention_heatmap(
         fig.frames = [go.Frame(name=layers[layer], traces=list(range(n_heads)),
                                data=[go.Heatmap(z=full[layer, h]) for h in range(n_heads)])
                       for layer in range(n_layers)]
-        fig.update_layout(sliders=[slider([frame_step(name, name) for name in layers], "")])
+        fig.update_layout(sliders=[slider([frame_step(name, name) for name in layers], "",
+                                          pad_top=tick_layout(x)[1] + 44)])
     return fig
 
 
@@ -141,8 +144,8 @@ def mask_gallery(
         masks: Name -> boolean mask ``(L, S)`` with ``True`` = may attend (PyTorch's
             convention, as built by :mod:`helpers.masks`).
         title: What the figure shows; a generic title when ``None``.
-        columns: The most masks on one row (fewer on narrow screens would need a rebuild;
-            three stays readable at phone width for masks up to ~32 positions).
+        columns: The most masks on one row; a square-ish grid is used below that (four masks
+            make 2 x 2). Three stays readable at phone width for masks up to ~32 positions.
 
     Returns:
         A figure with one heatmap per mask (``z`` is the mask as 0/1) and a dropdown
@@ -167,7 +170,7 @@ def mask_gallery(
         arrays[str(name)] = as_array(mask, f"masks[{name!r}]", ndim=(2,), dtype=np.int8)
     names = list(arrays)
     n = len(names)
-    cols = min(columns, n)
+    cols = min(columns, n, math.ceil(math.sqrt(n)))
     rows = math.ceil(n / cols)
     titles = [f"{name} ({int(a.sum())}/{a.size} allowed)" for name, a in arrays.items()]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.06,
@@ -178,10 +181,16 @@ def mask_gallery(
                                  meta=name, name=name,
                                  colorscale=MASK_COLORSCALE, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1),
                       row=i // cols + 1, col=i % cols + 1)
-    fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False, title_text=None)
+    fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False)
     fig.update_xaxes(showgrid=False, zeroline=False)
+    for i in range(n):
+        row, col = i // cols + 1, i % cols + 1
+        if col == 1:
+            fig.update_yaxes(title_text="query", row=row, col=col)
+        if i + cols >= n:
+            fig.update_xaxes(title_text="key", row=row, col=col)
     fig.update_layout(**base_layout(title or "Attention masks: blue = may attend (True), grey = blocked",
-                                    120 + 280 * rows))
+                                    130 + 300 * rows))
     fig.update_annotations(font_size=12)
 
     layout = fig.layout.to_plotly_json()
@@ -261,13 +270,14 @@ def training_replay(
         return f"{title} (step {step_values[t]}{loss})"
 
     stack = stack.astype(np.float32)
-    fig = go.Figure(go.Heatmap(z=stack[0], x=axis_labels(keys), y=axis_labels(queries), hovertemplate=_HOVER,
+    x = axis_labels(keys)
+    fig = go.Figure(go.Heatmap(z=stack[0], x=x, y=axis_labels(queries), hovertemplate=_HOVER,
                                coloraxis="coloraxis"))
     fig.update_layout(**base_layout(frame_title(0), _heatmap_height(n_queries, 90)),
-                      coloraxis=_weight_coloraxis(), **_token_axes())
+                      coloraxis=_weight_coloraxis(), **_token_axes(x))
     names = [str(s) for s in step_values]
     fig.frames = [go.Frame(name=names[t], data=[go.Heatmap(z=stack[t])], traces=[0],
                            layout=dict(title=dict(text=frame_title(t))))
                   for t in range(n_frames)]
-    fig.update_layout(sliders=[slider([frame_step(n, n) for n in names], "step ")])
+    fig.update_layout(sliders=[slider([frame_step(n, n) for n in names], "step ", pad_top=tick_layout(x)[1] + 44)])
     return fig

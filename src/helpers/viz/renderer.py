@@ -53,6 +53,10 @@ PLOTLY_JS_PATH = "_static/vendor/plotly/plotly.min.js"
 FIGURE_MARKER = "book-plotly-figure"
 """CSS class of every figure's ``<div>``; the Sphinx extension looks for it to load plotly.js."""
 
+PANEL_STYLE = ("<style>html[data-theme=dark] .bd-content div.cell_output .text_html:has(.book-plotly, .book-bertviz)"
+               "{background-color:transparent!important;color:inherit!important;padding:0!important}</style>")
+"""Undoes, for the book's figures, the light panel the theme puts behind HTML outputs in dark mode."""
+
 _CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": False,
            "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "toggleSpikelines"]}
 
@@ -65,7 +69,11 @@ _SCRIPT = """(function () {
       + "Open the notebook in JupyterLab, or the page on the book's site.";
     return;
   }
-  function isDark() { return document.documentElement.dataset.theme === "dark"; }
+  function isDark() {
+    var data = document.documentElement.dataset;
+    if (data.mode === "auto" && window.matchMedia) { return window.matchMedia("(prefers-color-scheme: dark)").matches; }
+    return data.theme === "dark";
+  }
   function assign(target, path, value) {
     var keys = path.replace(/\\[(\\d+)\\]/g, ".$1").split(".");
     for (var i = 0; i < keys.length - 1; i++) {
@@ -74,12 +82,56 @@ _SCRIPT = """(function () {
     }
     target[keys[keys.length - 1]] = value;
   }
+  function wrap(text, width) {
+    var lines = [], line = "";
+    String(text).split(" ").forEach(function (word) {
+      if (line && (line + " " + word).replace(/<[^>]+>/g, "").length > width) { lines.push(line); line = word; }
+      else { line = line ? line + " " + word : word; }
+    });
+    lines.push(line);
+    return lines;
+  }
+  // Narrow screens (phones): wrap titles beside the menu, thinner colour bars, smaller margins.
+  var width = gd.getBoundingClientRect().width || document.documentElement.clientWidth;
+  if (width < 600) {
+    var layout = spec.layout, menu = (layout.updatemenus || []).length > 0;
+    var chars = Math.max(16, Math.floor((width - (menu ? 150 : 24)) / 7.5)), extra = 0;
+    var titled = [layout].concat((spec.frames || []).map(function (f) { return f.layout; }));
+    titled.forEach(function (l) {
+      if (l && l.title && l.title.text) {
+        var lines = wrap(l.title.text, chars);
+        extra = Math.max(extra, lines.length - 1);
+        l.title.text = lines.join("<br>");
+      }
+    });
+    assign(layout, "title.font.size", 13);
+    ["yref", "y", "yanchor", "pad.t"].forEach(function (key, i) {
+      assign(layout, "title." + key, ["container", 1, "top", 16][i]);
+    });
+    var margin = layout.margin || {};
+    layout.margin = {l: 44, r: 6, b: margin.b === undefined ? 48 : margin.b, t: (margin.t || 64) + 20 * extra};
+    layout.height = (layout.height || 450) + 20 * extra;
+    gd.style.height = layout.height + "px";
+    var bars = [layout.coloraxis && layout.coloraxis.colorbar].concat(spec.data.map(function (t) { return t.colorbar; }));
+    bars.forEach(function (bar) {
+      if (bar) { bar.thickness = 8; assign(bar, "title.side", "top"); assign(bar, "title.font.size", 11); }
+    });
+    // Token axes: upright labels, all of them, in a smaller font; the axis title gives way.
+    var x = layout.xaxis || {}, y = layout.yaxis || {};
+    if (x.type === "category" && y.type === "category" && spec.data.length && spec.data[0].x) {
+      var longest = Math.max.apply(null, spec.data[0].x.map(function (t) { return String(t).length; }));
+      x.tickangle = -90; assign(x, "tickfont.size", 10); assign(y, "tickfont.size", 10);
+      y.title = {text: ""};
+      (layout.sliders || []).forEach(function (s) { assign(s, "pad.t", Math.round(longest * 6) + 44); });
+    }
+  }
   var patch = themes[isDark() ? "dark" : "light"];
   for (var key in patch) { assign(spec.layout, key, patch[key]); }
   window.Plotly.newPlot(gd, spec).then(function () {
+    var dark = isDark();
     new MutationObserver(function () {
-      window.Plotly.relayout(gd, themes[isDark() ? "dark" : "light"]);
-    }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme"]});
+      if (isDark() !== dark) { dark = isDark(); window.Plotly.relayout(gd, themes[dark ? "dark" : "light"]); }
+    }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
   });
 })();"""
 
@@ -114,7 +166,7 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
     themes = json.dumps({"light": theme_patch(layout, dark=False), "dark": theme_patch(layout, dark=True)})
     title = ((layout.get("title") or {}).get("text")) or "Interactive figure"
     script = _SCRIPT % {"id": div_id, "spec": spec_json, "themes": themes}
-    return (f'<div class="book-plotly" role="figure" aria-label="{html.escape(_plain(title))}">'
+    return (f'{PANEL_STYLE}<div class="book-plotly" role="figure" aria-label="{html.escape(_plain(title))}">'
             f'<div id="{div_id}" class="plotly-graph-div {FIGURE_MARKER}" '
             f'style="width:100%;height:{height}px;"></div>\n'
             f'<script type="text/javascript">\n{script}\n</script></div>')

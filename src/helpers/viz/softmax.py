@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ._style import as_array, base_layout, finite_range, frame_step, slider, token_labels
+from ._style import as_array, base_layout, frame_step, slider, token_labels
 
 __all__ = ["softmax_temperature_explorer", "softmax_with_temperature"]
 
@@ -40,6 +40,11 @@ def softmax_with_temperature(scores: np.ndarray, temperatures: np.ndarray) -> tu
     weights = torch.softmax(s[None, :] / t[:, None], dim=-1)  # (T, n)
     entropy = -torch.special.xlogy(weights, weights).sum(-1)  # (T,), 0 log 0 = 0
     return weights.numpy(), entropy.numpy()
+
+
+def _symmetric(values: np.ndarray) -> list[float]:
+    limit = 1.1 * float(np.abs(values).max()) or 1.0
+    return [-limit, limit]
 
 
 def softmax_temperature_explorer(
@@ -114,7 +119,7 @@ def softmax_temperature_explorer(
                              line=dict(dash="dash", color="#888888"), hoverinfo="skip"), row=2, col=1)
     fig.update_xaxes(tickmode="array", tickvals=x, ticktext=labels, row=1, col=1)
     fig.update_xaxes(tickmode="array", tickvals=x, ticktext=labels, row=1, col=2)
-    fig.update_yaxes(range=finite_range(scaled), row=1, col=1)
+    fig.update_yaxes(range=_symmetric(scaled[active]), row=1, col=1)
     fig.update_yaxes(range=[0.0, 1.02], row=1, col=2)
     log_range = [math.log10(temps.min()), math.log10(temps.max())]
     fig.update_xaxes(type="log" if temps.max() / temps.min() > 20 else "linear",
@@ -129,7 +134,10 @@ def softmax_temperature_explorer(
         names = [f"{t:.8g}" for t in temps]
         if len(set(names)) < len(names):
             raise ValueError(f"temperatures must be distinct, got {temps.tolist()}")
-    fig.frames = [go.Frame(name=names[t], traces=[0, 1, 3], data=[*bars(t), marker(t)])
+    # Each frame rescales the scores' axis: s / T keeps its shape and changes its size, which
+    # the tick labels show, while the weights (fixed 0..1 axis) change shape.
+    fig.frames = [go.Frame(name=names[t], traces=[0, 1, 3], data=[*bars(t), marker(t)],
+                           layout=dict(yaxis=dict(range=_symmetric(scaled[t]))))
                   for t in range(len(temps))]
-    fig.update_layout(sliders=[slider([frame_step(n, n) for n in names], "T = ", active=active, y=-0.08)])
+    fig.update_layout(sliders=[slider([frame_step(n, n) for n in names], "T = ", active=active)])
     return fig

@@ -9,6 +9,7 @@ Used by every chapter that shows a helper; see "How to read these figures" (``bo
 from __future__ import annotations
 
 import inspect
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,23 @@ class SourceListing:
 
     def __init__(self, name: str, source: str, path: str, line: int) -> None:
         self.name, self.source, self.path, self.line = name, source, path, line
+        self.qualname = name.split(".")[-1] if not path else _strip_module(name, path)
 
     def _repr_markdown_(self) -> str:
         fence = "`" * max(3, 1 + max((len(run) for run in _backtick_runs(self.source)), default=0))
-        return f"`{self.name}` ({self.path}, line {self.line}):\n\n{fence}python\n{self.source.rstrip()}\n{fence}\n"
+        # The short name, then the file: a long dotted name in one inline code span would not
+        # wrap and would overflow a phone's screen.
+        return (f"`{self.qualname}` from `{self.path}`, line {self.line}:\n\n"
+                f"{fence}python\n{self.source.rstrip()}\n{fence}\n")
 
     def __repr__(self) -> str:
         return f"# {self.name} ({self.path}, line {self.line})\n{self.source}"
+
+
+def _strip_module(name: str, path: str) -> str:
+    """``helpers.viz.source.SourceListing.__init__`` -> ``SourceListing.__init__`` (module from the path)."""
+    module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    return name.removeprefix(module + ".") if name.startswith(module + ".") else name
 
 
 def _backtick_runs(text: str) -> list[str]:
@@ -72,4 +83,4 @@ def show_source(obj: Any) -> SourceListing:
     path = Path(file or "?")
     parts = path.parts
     shown = "/".join(parts[parts.index("helpers"):]) if "helpers" in parts else path.name
-    return SourceListing(name, "".join(lines), shown, max(line, 1))
+    return SourceListing(name, textwrap.dedent("".join(lines)), shown, max(line, 1))
