@@ -330,8 +330,9 @@ def spatial_object_images(
     uniformly random position, plus ``clutter`` distractor strokes (random horizontal, vertical
     or diagonal 2-pixel segments) and Gaussian noise of standard deviation ``noise``. Strokes are
     drawn first and the object on top, so the object is always intact. The class is decided by a
-    few pixels in one place: a model that learns *where* to look (CBAM's spatial map, Woo et
-    al., 2018) should light up the object mask. Explained in chapter 5.
+    few pixels in one place, and the masks let one check whether a spatial attention map (CBAM,
+    Woo et al., 2018) actually puts its weight there; a map that does not is a lesson too
+    (a small CNN solves this task without it). Explained in chapter 5.
 
     Args:
         num_samples: Number of images N.
