@@ -17,7 +17,7 @@ Shape legend:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -233,7 +233,7 @@ class GradientNormTracker:
         self.history: dict[str, list[float]] = {}
         self._handles: list[torch.utils.hooks.RemovableHandle] = []
 
-    def _make_hook(self, name: str):
+    def _make_hook(self, name: str) -> Callable[[Tensor], None]:
         def hook(param: Tensor) -> None:
             grad = param.grad
             if grad is not None:

@@ -56,6 +56,8 @@ __all__ = [
 def set_seed(seed: int) -> None:
     """Seed Python's ``random``, NumPy (when installed) and PyTorch, for a reproducible run.
 
+    Every experiment of the book calls it first (the same build gives the same figures).
+
     Args:
         seed: The seed.
     """
@@ -77,7 +79,7 @@ def num_threads(threads: int) -> Iterator[None]:
     The book's models are tiny: their operations are too small to gain from several threads,
     and on a busy 2-core machine the threads mostly wait for each other. Measured on the
     book's build machine (2 cores, shared), a 150-step run of a tiny attention classifier took
-    about 1 s with 2 threads and 0.1 s with 1 thread.
+    about 1 s with 2 threads and 0.1 s with 1 thread. Used by the experiments of every chapter.
 
     Args:
         threads: Number of intra-op threads inside the block (``>= 1``).
@@ -110,6 +112,9 @@ def _predictions(logits: Tensor, targets: Tensor) -> Tensor:
 def token_accuracy(logits: Tensor, targets: Tensor, *, ignore_index: int | None = None) -> float:
     """Fraction of target tokens predicted correctly (arg-max of the logits).
 
+    Used from chapter 1 on (the bottleneck experiment reports it next to
+    :func:`sequence_accuracy`).
+
     Args:
         logits: Scores over V classes, or integer predictions with the targets' shape.
         targets: Class indices.
@@ -132,7 +137,8 @@ def sequence_accuracy(logits: Tensor, targets: Tensor, *, ignore_index: int | No
     """Fraction of whole sequences predicted without a single mistake.
 
     A sequence is one row along the first axis: all its (non-ignored) tokens must be right.
-    For targets ``(B,)`` this is the same as :func:`token_accuracy`.
+    For targets ``(B,)`` this is the same as :func:`token_accuracy`. It is the strict measure
+    of chapter 1: one wrong token in forty makes the whole reversal wrong.
 
     Args:
         logits: Scores over V classes, or integer predictions with the targets' shape.
@@ -153,6 +159,8 @@ def sequence_accuracy(logits: Tensor, targets: Tensor, *, ignore_index: int | No
 
 def cross_entropy_loss(logits: Tensor, targets: Tensor) -> Tensor:
     """Mean cross-entropy over all target positions, logits in float32.
+
+    The default loss of :func:`train`, used by every chapter's experiments.
 
     Args:
         logits: Scores over V classes.
@@ -208,6 +216,8 @@ def lr_schedule(step: int, *, lr: float, steps: int, warmup_steps: int = 0, deca
 @dataclass
 class TrainingHistory:
     """What :func:`train` recorded, one entry per optimisation step unless said otherwise.
+
+    Chapter 6 plots these curves (loss, gradient norms, attention entropy) to diagnose a run.
 
     Attributes:
         step: Step indices, from 0.
@@ -311,7 +321,9 @@ def train(
     ``loss_fn``, back-propagate, record the gradient norm, clip it to ``clip_grad_norm`` if
     given, and take an AdamW step (Loshchilov & Hutter, 2019). Every ``eval_every`` steps and
     after the last one, ``eval_fn(model)`` runs with the model in eval mode and under
-    ``torch.no_grad()``; the model is back in train mode afterwards.
+    ``torch.no_grad()``; the model is back in train mode afterwards. Used by every chapter;
+    its knobs (warm-up, clipping, entropy and gradient-norm monitoring) are explained in
+    chapter 6.
 
     Args:
         model: The model to train (in place).
