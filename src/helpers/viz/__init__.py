@@ -11,7 +11,7 @@
 
 Importing this package registers the ``"book"`` Plotly renderer and template and makes them
 the defaults (:func:`setup_book`; on Colab the default renderer is ``"colab"``). See
-:mod:`helpers.viz.renderer` for why, and ``book/figures.md`` for how to read the figures.
+``helpers.viz.renderer`` for why, and ``book/figures.md`` for how to read the figures.
 """
 
 from ._style import MASK_COLORSCALE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE
@@ -23,7 +23,7 @@ from .lines import bar, line_plot, line_sweep
 from .renderer import BookRenderer, figure_html, in_colab, mime_bundle, setup_book
 from .site import building_book
 from .softmax import softmax_temperature_explorer, softmax_with_temperature
-from .source import show_source
+from .source import SourceListing, show_source
 
 __all__ = [
     "WEIGHT_COLORSCALE", "SIGNED_COLORSCALE", "MASK_COLORSCALE",
@@ -33,7 +33,7 @@ __all__ = [
     "line_sweep", "line_plot", "bar",
     "Explorer", "softmax_explorer", "sentence_attention_explorer", "softmax_scores",
     "load_attention_model", "sentence_attention", "head_view", "model_view",
-    "show_source",
+    "show_source", "SourceListing",
     "BookRenderer", "figure_html", "mime_bundle", "in_colab", "setup_book", "building_book",
 ]
 

@@ -27,7 +27,7 @@ _KINDS = ("sinusoidal", "rope")
 
 
 def rope_table(num_positions: int, head_dim: int, *, base: float = 10000.0) -> torch.Tensor:
-    """RoPE's rotation table ``[cos(p theta_i) | sin(p theta_i)]`` from :class:`RotaryEmbedding`.
+    """RoPE's rotation table ``[cos(p theta_i) | sin(p theta_i)]`` from :class:`helpers.positional.RotaryEmbedding`.
 
     Args:
         num_positions: Positions ``0 .. P-1``.
@@ -65,8 +65,8 @@ def positional_encoding_explorer(
         title: What the figure shows; a generic title when ``None``.
 
     Returns:
-        A figure with traces ``0`` (heatmap of the table), ``1``/``2`` (the selected pair's
-        first and second feature against position) and ``3`` (marker columns on the heatmap),
+        A figure with traces ``0`` (heatmap of the table), ``1`` and ``2`` (the selected
+        pair's first and second feature against position) and ``3`` (marker columns on the heatmap),
         and one frame per pair ``i`` (features ``(2i, 2i+1)`` for sinusoidal, ``(i, i+D/2)``
         for RoPE) updating traces 1-3.
 

@@ -85,7 +85,7 @@ def attention_heatmap(
         A figure with one heatmap trace per head (only the selected one visible) and one
         frame per layer; ``z`` of trace ``h`` in frame ``l`` is ``weights[l, h]`` (as float32);
         ``x`` and ``y`` are the tokens (a repeated token carries invisible zero-width spaces,
-        see :func:`axis_labels`).
+        so that it keeps its own row or column).
 
     Shape:
         weights: ``(L, S)``, ``(H, L, S)`` or ``(layers, H, L, S)``.

@@ -186,7 +186,7 @@ def mime_bundle(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
 
     Returns:
         ``{"text/html": ..., "text/plain": ..., "application/vnd.plotly.v1+json": ...}``; the
-        Plotly JSON is left out while the book is built (:func:`helpers.viz.site.building_book`).
+        Plotly JSON is left out while the book is built (:func:`helpers.viz.building_book`).
     """
     fig_dict = _figure_dict(fig)
     title = ((fig_dict.get("layout", {}).get("title") or {}).get("text")) or "untitled"

@@ -66,8 +66,8 @@ def softmax_temperature_explorer(
         title: What the figure shows; a generic title when ``None``.
 
     Returns:
-        A figure with traces ``0`` (bars: ``scores / T``), ``1`` (bars: weights), ``2``
-        (line: entropy against ``T``), ``3`` (marker: the current ``T``), ``4`` (line: the
+        A figure with traces ``0`` (bars of ``scores / T``), ``1`` (bars of the weights),
+        ``2`` (the entropy against ``T``), ``3`` (a marker at the current ``T``), ``4`` (the
         maximum entropy ``log n``), and one frame per temperature that updates traces 0, 1, 3.
 
     Shape:

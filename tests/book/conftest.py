@@ -1,0 +1,166 @@
+"""The built book, served locally, and headless Chromium: shared by the build and browser tests.
+
+The book is built once per test session, exactly as ``scripts/build-book.sh`` does
+(``python -m helpers.site_assets _build/html``, then ``jupyter-book build . -W -n --keep-going``),
+the first time a test asks for it; every later test of the session reuses that build.
+Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
+terminal summary.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+       "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+MEASUREMENTS: list[str] = []
+"""Lines for the terminal summary (tests append to it)."""
+
+
+@dataclass
+class Build:
+    """What the session's book build did."""
+
+    returncode: int
+    log: str
+    seconds: float
+    html: Path = HTML
+    warnings: list[str] = field(default_factory=list)
+
+
+_STALE_CACHE = """set -eo pipefail
+helpers_hash=$(find src/helpers -name '*.py' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+if [ "$(cat _build/.helpers-hash 2>/dev/null)" != "$helpers_hash" ]; then
+    rm -rf _build/.jupyter_cache _build/.doctrees
+    mkdir -p _build && echo "$helpers_hash" > _build/.helpers-hash
+fi"""
+
+
+def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
+
+
+@pytest.fixture(scope="session")
+def book_build() -> Build:
+    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``)."""
+    env = {**os.environ, **ENV}
+    start = time.perf_counter()
+    # As scripts/build-book.sh does: the notebook cache is keyed by the notebooks' text, not by
+    # the package they import, so it starts afresh when src/helpers has changed.
+    stale = _run(["bash", "-c", _STALE_CACHE], env)
+    if stale.returncode != 0:
+        return Build(stale.returncode, stale.stdout + stale.stderr, time.perf_counter() - start)
+    assets = _run([sys.executable, "-m", "helpers.site_assets", "_build/html"], env)
+    if assets.returncode != 0:
+        return Build(assets.returncode, assets.stdout + assets.stderr, time.perf_counter() - start)
+    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
+    build = _run([jupyter_book, "build", ".", "-W", "-n", "--keep-going"], env)
+    seconds = time.perf_counter() - start
+    log = assets.stdout + build.stdout + build.stderr
+    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+    MEASUREMENTS.append(f"book build: {seconds:.0f} s (exit {build.returncode}, {len(warnings)} warnings)")
+    return Build(build.returncode, log, seconds, warnings=warnings)
+
+
+@pytest.fixture(scope="session")
+def built_html(book_build: Build) -> Path:
+    """The built site; fails the test when the build did not get as far as writing its pages."""
+    if "build finished" not in book_build.log and "build succeeded" not in book_build.log:
+        pytest.fail(f"the book build did not finish (exit {book_build.returncode}):\n{book_build.log[-3000:]}")
+    return book_build.html
+
+
+def site_pages(html: Path) -> list[Path]:
+    """Every HTML page of the site (not the vendored files or Sphinx's sources)."""
+    skip = {"_static", "_sources", "_images", "jupyter_execute"}
+    return sorted(p for p in html.rglob("*.html") if not skip & set(p.relative_to(html).parts))
+
+
+@pytest.fixture(scope="session")
+def pages(built_html: Path) -> list[Path]:
+    """Every HTML page of the built site."""
+    return site_pages(built_html)
+
+
+@pytest.fixture(scope="session")
+def measurements() -> list[str]:
+    """Append a line here to have it printed in the terminal summary."""
+    return MEASUREMENTS
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    errors: list[str]
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
+        pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        self.errors.append(f"{code} {self.path}")
+        super().send_error(code, message, explain)
+
+
+@dataclass
+class Site:
+    """The built site served on 127.0.0.1."""
+
+    root: Path
+    url: str
+    errors: list[str]
+
+    def page_url(self, page: Path) -> str:
+        return f"{self.url}/{page.relative_to(self.root).as_posix()}"
+
+
+@pytest.fixture(scope="session")
+def site(built_html: Path) -> Iterator[Site]:
+    """Serves the built site on 127.0.0.1 (a random free port) for the session."""
+    errors: list[str] = []
+    handler = type("Handler", (_QuietHandler,), {"errors": errors})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(built_html)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(built_html, f"http://127.0.0.1:{server.server_address[1]}", errors)
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    """Debian's headless Chromium driven by Playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Prints the measurements of the book tests (page sizes, transfers, slider latency)."""
+    if MEASUREMENTS:
+        terminalreporter.section("book: measurements")
+        for line in MEASUREMENTS:
+            terminalreporter.write_line(line)

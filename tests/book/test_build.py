@@ -1,0 +1,134 @@
+"""The built book: it builds with warnings as errors, its pages are small, it needs no other host,
+and every third-party script it serves carries its licence."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from helpers.site_assets import MANIFEST, NPM_PACKAGES, check_vendor
+from helpers.viz.renderer import FIGURE_MARKER
+
+pytestmark = pytest.mark.book
+
+MAX_PAGE_BYTES = 1_000_000
+# Attributes that make a browser fetch something when the page loads.
+FETCHING = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"), ("source", "src"),
+            ("video", "src"), ("audio", "src"), ("embed", "src"), ("object", "data"), ("img", "srcset")}
+
+
+class _Resources(HTMLParser):
+    """Collects the URLs a page loads (script/link/img/... sources) and its inline styles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[tuple[str, str]] = []
+        self.styles: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if (tag, name) in FETCHING and value:
+                self.urls.append((tag, value))
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False if tag == "style" else self._in_style
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.styles.append(data)
+
+
+def resources(page: Path) -> _Resources:
+    parser = _Resources()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def is_external(url: str) -> bool:
+    """A URL on another host (relative URLs and data: URIs stay on the site)."""
+    parsed = urlparse(url.strip())
+    return parsed.scheme in ("http", "https") or url.strip().startswith("//")
+
+
+def test_book_builds_with_warnings_as_errors(book_build) -> None:
+    assert book_build.returncode == 0 and not book_build.warnings, (
+        f"jupyter-book build -W failed (exit {book_build.returncode}); warnings:\n"
+        + "\n".join(book_build.warnings[:30]) + f"\n--- log tail ---\n{book_build.log[-2000:]}")
+
+
+def test_every_page_is_at_most_1_mb_of_its_own(built_html: Path, pages: list[Path], measurements: list[str]) -> None:
+    sizes = {page.relative_to(built_html).as_posix(): page.stat().st_size for page in pages}
+    for name, size in sorted(sizes.items(), key=lambda item: -item[1]):
+        measurements.append(f"page size: {size / 1e3:8.1f} kB  {name}")
+    too_big = {name: size for name, size in sizes.items() if size > MAX_PAGE_BYTES}
+    assert sizes and not too_big, f"pages over 1 MB: {too_big}"
+
+
+def test_no_page_loads_anything_from_another_host(built_html: Path, pages: list[Path]) -> None:
+    offenders = []
+    for page in pages:
+        found = resources(page)
+        offenders += [f"{page.relative_to(built_html)}: <{tag}> {url}" for tag, url in found.urls if is_external(url)]
+        offenders += [f"{page.relative_to(built_html)}: <style> {url}" for style in found.styles
+                      for url in re.findall(r"url\(\s*['\"]?([^)'\"]+)", style) if is_external(url)]
+    assert not offenders, "\n".join(offenders[:40])
+
+
+def test_the_sites_stylesheets_load_nothing_from_another_host(built_html: Path) -> None:
+    offenders = []
+    for sheet in (built_html / "_static").rglob("*.css"):
+        text = sheet.read_text(encoding="utf-8", errors="replace")
+        text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)  # licence headers cite URLs
+        offenders += [f"{sheet.relative_to(built_html)}: {url}" for url in re.findall(r"url\(\s*['\"]?([^)'\"]+)", text)
+                      if is_external(url)]
+        offenders += [f"{sheet.relative_to(built_html)}: @import {url}" for url in
+                      re.findall(r"@import\s+['\"]([^'\"]+)", text) if is_external(url)]
+    assert not offenders, "\n".join(offenders[:40])
+
+
+def test_plotly_is_loaded_once_from_the_site_and_only_where_there_are_figures(pages: list[Path]) -> None:
+    with_figures = 0
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        scripts = [url for tag, url in resources(page).urls if tag == "script" and "plotly" in url]
+        assert "plotly.js v" not in html, f"{page}: plotly.js is inlined into the page"
+        if FIGURE_MARKER in html:
+            with_figures += 1
+            assert len(scripts) == 1 and "_static/vendor/plotly/plotly.min.js" in scripts[0], (page, scripts)
+        else:
+            assert not scripts, f"{page} loads plotly.js without a figure: {scripts}"
+    assert with_figures >= 1  # the figures page at least
+
+
+def test_math_and_widget_scripts_come_from_the_site(built_html: Path) -> None:
+    figures = built_html / "book" / "figures.html"
+    urls = [url for tag, url in resources(figures).urls if tag == "script"]
+    assert any("_static/vendor/mathjax/tex-mml-chtml.js" in url for url in urls)
+    assert any("_static/vendor/requirejs/require.js" in url for url in urls)
+    assert any("_static/vendor/jupyter-widgets/embed-amd.js" in url for url in urls)
+    assert "application/vnd.jupyter.widget-state+json" in figures.read_text(encoding="utf-8")
+
+
+def test_every_vendored_script_has_its_licence_next_to_it(built_html: Path) -> None:
+    vendor = built_html / "_static" / "vendor"
+    assert check_vendor(vendor) == []
+    entries = {entry["name"]: entry for entry in json.loads((vendor / MANIFEST).read_text())["packages"]}
+    expected = {"plotly.js": "MIT", **{package.name: package.licence for package in NPM_PACKAGES}}
+    assert {name: entry["licence"] for name, entry in entries.items()} == expected
+    words = {"MIT": "Permission is hereby granted", "BSD-3-Clause": "Redistribution and use",
+             "Apache-2.0": "Apache License"}
+    for name, entry in entries.items():
+        texts = [(vendor / entry["folder"] / f).read_text(encoding="utf-8", errors="replace")
+                 for f in entry["licence_files"]]
+        assert any(words[entry["licence"]] in text for text in texts), f"{name}: no {entry['licence']} text"
+        for file in entry["files"]:
+            assert (vendor / entry["folder"] / file).stat().st_size > 0
+    assert entries["jquery"]["version"].startswith("2.")  # BertViz asks for jQuery 2.0.0
+    assert entries["d3"]["version"] == "5.7.0"
