@@ -62,8 +62,8 @@ def test_sweep_accessors_follow_the_rows(small_sweep):
     assert small_sweep.accuracy(True, 6)[1] == row["token_accuracy"]
     assert small_sweep.accuracy(True, 6, "sequence_accuracy")[1] == row["sequence_accuracy"]
     curves = small_sweep.by_hidden_size()
-    assert list(curves) == ["H = 6", "H = 8"]
-    assert list(curves["H = 8"]) == [bn.MODEL_LABELS[False], bn.MODEL_LABELS[True]]
+    assert list(curves) == ["6", "8"]
+    assert list(curves["8"]) == [bn.MODEL_LABELS[False], bn.MODEL_LABELS[True]]
     with pytest.raises(KeyError):
         small_sweep.accuracy(True, 7)
     with pytest.raises(ValueError, match="metric"):

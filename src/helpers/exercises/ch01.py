@@ -316,8 +316,8 @@ def mystery_alignments(
         seed: Seed of the models, the training data and the shown example.
 
     Returns:
-        ``{label: (src, alignment)}``: one source sequence ``(S,)`` and the model's alignment
-        ``(T, S)`` on it (teacher-forced).
+        A dict from each label to a pair ``(src, alignment)``, one source sequence ``(S,)`` and
+        the model's alignment ``(T, S)`` on it (teacher-forced).
     """
     from helpers.rnn import Seq2SeqGRU, train_seq2seq  # noqa: PLC0415 (keep the import of this module light)
     from helpers.tasks import copy_task, reverse_task, sort_task  # noqa: PLC0415
@@ -355,6 +355,8 @@ def check_task_names(answer: Any) -> CheckResult:
                                   f"{type(answer).__name__}")
     given = {str(k).strip().upper(): (v.strip().lower() if isinstance(v, str) else v) for k, v in answer.items()}
     missing = [label for label in MYSTERY_LABELS if label not in given]
+    if not missing and any(given[label] is ... for label in MYSTERY_LABELS):
+        return CheckResult(False, f"replace each ... with the name of a task, one of {tasks}")
     if missing:
         return CheckResult(False, f"name every alignment: missing {missing}")
     unknown = {label: task for label, task in given.items() if task not in tasks}

@@ -131,8 +131,8 @@ class BottleneckResult:
         return [by_length[n] for n in self.lengths]
 
     def by_hidden_size(self, metric: str = "token_accuracy") -> dict[str, dict[str, list[float]]]:
-        """``{"H = 16": {label: accuracies}, ...}``: the curves of :func:`helpers.viz.line_sweep`."""
-        return {f"H = {h}": {MODEL_LABELS[a]: self.accuracy(a, h, metric) for a in (False, True)}
+        """``{"16": {label: accuracies}, ...}``, keyed by hidden size: the curves of :func:`helpers.viz.line_sweep`."""
+        return {str(h): {MODEL_LABELS[a]: self.accuracy(a, h, metric) for a in (False, True)}
                 for h in self.hidden_sizes}
 
     def train_seconds(self, attention: bool, hidden_dim: int) -> float:
@@ -358,7 +358,8 @@ def occlusion_dependence(model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_si
         vocab_size: Vocabulary size (default ``model.vocab_size``).
 
     Returns:
-        ``dependence[i, j]``: the change of output ``i`` when source token ``j`` is replaced.
+        The dependence matrix, whose entry ``[i, j]`` is the change of output ``i`` when source
+        token ``j`` is replaced.
 
     Shape:
         src ``(1, S)``, tgt ``(1, T)`` -> ``(T, S)``.
@@ -528,8 +529,8 @@ def operation_profiles(lengths: Sequence[int], dim: int = 32, *, batch_size: int
         seed: Seed of the weights and inputs.
 
     Returns:
-        One dict per length: ``seq_len``, ``gru_ops``, ``gru_matmuls``, ``gru_depth``,
-        ``attention_ops``, ``attention_matmuls``, ``attention_depth``.
+        A list with one dict per length, with the keys ``seq_len``, ``gru_ops``, ``gru_matmuls``,
+        ``gru_depth``, ``attention_ops``, ``attention_matmuls`` and ``attention_depth``.
     """
     lengths = _positive_ints("lengths", lengths)
     set_seed(seed)
