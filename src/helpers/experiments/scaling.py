@@ -10,7 +10,7 @@ Each function measures one link of the argument, on the package's own code:
 3. :func:`jacobian_norm_sweep`, :func:`qk_gradient_sweep` -- the softmax Jacobian
    ``diag(p) - p p^T`` vanishes with the logit scale, and so does the gradient that reaches the
    query and key projections of a real attention layer.
-4. :func:`train_lookup`, :func:`dk_training_sweep`, :func:`learning_rate_sweep` -- a tiny
+4. :func:`train_recall`, :func:`dk_training_sweep`, :func:`learning_rate_sweep` -- a tiny
    attention model trained on associative recall at several ``d_k``, with and without the scale.
 5. :class:`LogitScale` with ``learned=True`` -- a learned temperature instead of the fixed prior.
 6. :func:`multihead_scale_bug` -- scaling by ``sqrt(d_model)`` instead of ``sqrt(head_dim)``.
@@ -693,7 +693,7 @@ def train_recall(
     config: RecallConfig = RecallConfig(),
     seed: int = 0,
     record_attention_entropy: bool = False,
-    callback: Callable[[int, nn.Module, TrainingHistory], bool | None] | None = None,
+    callback: Callable[[int, RecallAttention, TrainingHistory], bool | None] | None = None,
 ) -> tuple[RecallAttention, TrainingHistory]:
     """Train a :class:`RecallAttention` with head size ``d_k`` on associative recall.
 
@@ -798,7 +798,7 @@ def run_recall(
     """
     trajectory: list[float] = []
 
-    def record_scale(step: int, model: nn.Module, history: TrainingHistory) -> None:
+    def record_scale(step: int, model: RecallAttention, history: TrainingHistory) -> None:
         trajectory.append(logit_scale_of(model.attention))
 
     _, history = train_recall(
@@ -968,7 +968,7 @@ def learned_temperature_runs(
     common = dict(learned_scale=True, lr=lr, steps=steps, target=target, config=config, seed=seed)
     return [
         run_recall("learned, from 1", d_k, scale=1.0, **common),
-        run_recall("learned, from 1/sqrt(d_k)", d_k, scale=1 / math.sqrt(d_k), **common),
+        run_recall("learned, from 1/√d_k", d_k, scale=1 / math.sqrt(d_k), **common),
     ]
 
 
@@ -984,7 +984,7 @@ class ScaleBugReport:
             of the scores for unit-variance queries and keys of size ``head_dim``.
         init_entropy: Mean attention entropy (nats) of the model at initialisation, per label.
         max_entropy: ``log P``, the entropy of uniform attention over the P keys.
-        runs: The training runs, ``"1/sqrt(head_dim)"`` (right) then ``"1/sqrt(d_model)"`` (bug).
+        runs: The training runs, labelled ``"÷ √head_dim (right)"`` then ``"÷ √d_model (bug)"``.
     """
 
     embed_dim: int
@@ -1033,6 +1033,7 @@ def multihead_scale_bug(
         raise ValueError(f"num_heads={num_heads} must divide embed_dim={embed_dim}")
     head_dim = embed_dim // num_heads
     scales = {"1/sqrt(head_dim)": 1 / math.sqrt(head_dim), "1/sqrt(d_model)": 1 / math.sqrt(embed_dim)}
+    labels = {"1/sqrt(head_dim)": "÷ √head_dim (right)", "1/sqrt(d_model)": "÷ √d_model (bug)"}
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(num_samples, head_dim, generator=gen)  # (N, E)
     k = torch.randn(num_samples, head_dim, generator=gen)  # (N, E)
@@ -1048,7 +1049,7 @@ def multihead_scale_bug(
             _, weights = model(tokens)  # (B, H, 1, P)
         entropy[label] = attention_entropy(weights).mean().item()
     runs = [
-        run_recall(label, head_dim, scale=scale, num_heads=num_heads, lr=lr, steps=steps, target=target,
+        run_recall(labels[label], head_dim, scale=scale, num_heads=num_heads, lr=lr, steps=steps, target=target,
                    config=config, seed=seed)
         for label, scale in scales.items()
     ]
@@ -1075,6 +1076,24 @@ def _rounded(values: Sequence[float], digits: int = 4) -> list[float]:
     return [float(f"{v:.{digits}g}") for v in values]
 
 
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """Put the legend under the plot, where it can wrap on a narrow screen without covering the title."""
+    fig.update_layout(legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.22, yanchor="top"),
+                      margin=dict(b=40))
+    return fig
+
+
+def _dashed(fig: go.Figure, *names: str, color: str | None = None) -> go.Figure:
+    """Draw the named traces dashed (reference lines: closed forms, thresholds, priors)."""
+    for trace in fig.data:
+        if trace.name in names:
+            trace.line.dash = "dash"
+            if color is not None:
+                trace.line.color = color
+                trace.marker.color = color
+    return fig
+
+
 def variance_figure(sweeps: dict[str, VarianceSweep]) -> go.Figure:
     """Measured ``Var(q . k)``, its closed form and the scaled variance, with a slider over the inputs.
 
@@ -1089,16 +1108,17 @@ def variance_figure(sweeps: dict[str, VarianceSweep]) -> go.Figure:
         raise ValueError("every sweep must cover the same d_k values (start at 2 to include 'layernorm')")
     curves = {
         name: {
-            "measured Var(q·k)": _rounded(s.measured),
+            "Var(q·k)": _rounded(s.measured),
             "closed form": _rounded(s.theory),
-            "measured Var(q·k / √d_k)": _rounded(s.scaled),
+            "Var(q·k/√d_k)": _rounded(s.scaled),
         }
         for name, s in sweeps.items()
     }
-    return viz.line_sweep(
+    fig = viz.line_sweep(
         sizes, curves, param_name="inputs", x_title="d_k", y_title="variance", log_x=True, log_y=True,
-        title="Var(q·k) grows like d_k; divided by √d_k it stays flat (slider: how q and k are drawn)",
+        title="Var(q·k) against d_k (slider: how q and k are drawn)",
     )
+    return _dashed(fig, "closed form")
 
 
 def variance_table(sweeps: dict[str, VarianceSweep]) -> str:
@@ -1120,13 +1140,14 @@ def softmax_row_figure(frames: dict[str, Tensor]) -> go.Figure:
     """One softmax row with and without the scale, with a slider over ``d_k`` (see :func:`softmax_row_frames`)."""
     keys = list(range(1, frames["weights"].shape[1] + 1))
     curves = {
-        int(d): {"weights, no scale": _rounded(w.tolist(), 3), "weights, scores ÷ √d_k": _rounded(sw.tolist(), 3)}
+        int(d): {"no scale": _rounded(w.tolist(), 3), "scaled (÷ √d_k)": _rounded(sw.tolist(), 3)}
         for d, w, sw in zip(frames["d_k"], frames["weights"], frames["scaled_weights"])
     }
     fig = viz.line_sweep(
         keys, curves, param_name="d_k", x_title="key", y_title="softmax weight",
-        title="One query against 8 keys: without the scale the row turns one-hot as d_k grows",
+        title="One query, 8 keys: the softmax row as d_k grows",
     )
+    _dashed(fig, "scaled (÷ √d_k)")
     fig.update_yaxes(range=[0, 1.02])
     fig.update_xaxes(dtick=1)
     return fig
@@ -1135,49 +1156,49 @@ def softmax_row_figure(frames: dict[str, Tensor]) -> go.Figure:
 def saturation_figure(unscaled: SaturationSweep, scaled: SaturationSweep) -> go.Figure:
     """Largest weight and normalised entropy of softmax rows against ``d_k``, with and without the scale."""
     log_s = math.log(unscaled.num_keys)
-    return viz.line_plot(
+    fig = viz.line_plot(
         unscaled.d_k,
         {
-            "largest weight, no scale": _rounded(unscaled.max_weight),
-            "largest weight, ÷ √d_k": _rounded(scaled.max_weight),
+            "top weight, no scale": _rounded(unscaled.max_weight),
+            "top weight, scaled": _rounded(scaled.max_weight),
             "entropy / log S, no scale": _rounded([e / log_s for e in unscaled.entropy]),
-            "entropy / log S, ÷ √d_k": _rounded([e / log_s for e in scaled.entropy]),
-            "rows with a weight > 0.99, no scale": _rounded(unscaled.saturated_fraction),
+            "entropy / log S, scaled": _rounded([e / log_s for e in scaled.entropy]),
         },
         x_title="d_k", y_title="mean over rows", log_x=True,
-        title=f"Softmax over S = {unscaled.num_keys} keys: saturation against d_k",
+        title=f"Saturation of a softmax over {unscaled.num_keys} keys",
     )
+    return _legend_below(_dashed(fig, "top weight, scaled", "entropy / log S, scaled"))
 
 
 def jacobian_figure(sweep: dict[str, list[float]]) -> go.Figure:
     """Norms of the softmax Jacobian against the standard deviation of the logits (see :func:`jacobian_norm_sweep`)."""
-    return viz.line_plot(
+    fig = viz.line_plot(
         sweep["logit_std"],
         {
-            "Frobenius norm of diag(p) − ppᵀ": _rounded(sweep["frobenius"]),
-            "largest singular value": _rounded(sweep["spectral"]),
-            "largest weight": _rounded(sweep["max_weight"]),
+            "‖J‖ (Frobenius)": _rounded(sweep["frobenius"]),
+            "‖J‖ (spectral)": _rounded(sweep["spectral"]),
+            "top weight": _rounded(sweep["max_weight"]),
         },
-        x_title="standard deviation of the logits (1 = scaled, √d_k = unscaled)", y_title="mean over rows",
-        log_x=True, title="How much gradient the softmax lets through, against the spread of its inputs",
+        x_title="std of the logits (1 = scaled, √d_k = unscaled)", y_title="mean over rows",
+        log_x=True, title="Softmax Jacobian J = diag(p) − ppᵀ against the logits' spread",
     )
+    return _legend_below(fig)
 
 
 def gradient_figure(scaled: GradientSweep, unscaled: GradientSweep) -> go.Figure:
     """Gradient norms at ``W_q``, ``W_k`` and ``W_v`` against ``d_k``, with and without the scale."""
-    return viz.line_plot(
+    fig = viz.line_plot(
         scaled.d_k,
         {
-            "W_q, ÷ √d_k": _rounded(scaled.q_proj),
-            "W_k, ÷ √d_k": _rounded(scaled.k_proj),
-            "W_v, ÷ √d_k": _rounded(scaled.v_proj),
-            "W_q, no scale": _rounded(unscaled.q_proj),
-            "W_k, no scale": _rounded(unscaled.k_proj),
-            "W_v, no scale": _rounded(unscaled.v_proj),
+            "W_Q, no scale": _rounded(unscaled.q_proj),
+            "W_Q, scaled": _rounded(scaled.q_proj),
+            "W_V, no scale": _rounded(unscaled.v_proj),
+            "W_V, scaled": _rounded(scaled.v_proj),
         },
-        x_title="d_k (one head, d_model = d_k)", y_title="gradient norm at initialisation",
-        log_x=True, log_y=True, title="Gradient reaching the projections of one attention layer",
+        x_title="d_k (one head, d_model = d_k)", y_title="gradient norm at init",
+        log_x=True, log_y=True, title="Gradient reaching W_Q and W_V of one attention layer",
     )
+    return _legend_below(_dashed(fig, "W_Q, scaled", "W_V, scaled"))
 
 
 def training_figure(runs: Sequence[RecallRun], *, every: int = 5, window: int = 20) -> go.Figure:
@@ -1192,7 +1213,7 @@ def training_figure(runs: Sequence[RecallRun], *, every: int = 5, window: int = 
         }
     return viz.line_sweep(
         x, curves, param_name="d_k", x_title="training step", y_title=f"batch accuracy ({window}-step average)",
-        title="Associative recall with one attention head: with and without the 1/√d_k scale",
+        title="Associative recall, one attention head (slider: d_k)",
     )
 
 
@@ -1208,16 +1229,19 @@ def training_table(runs: Sequence[RecallRun]) -> str:
 
 def learning_rate_figure(sweep: LearningRateSweep) -> go.Figure:
     """Final accuracy against the learning rate, with and without the scale, and the usable threshold."""
-    return viz.line_plot(
+    threshold = f"usable: ≥ {sweep.threshold:.0%}"
+    fig = viz.line_plot(
         sweep.lrs,
         {
-            "÷ √d_k": _rounded(sweep.final_accuracy("scaled"), 3),
+            "scaled": _rounded(sweep.final_accuracy("scaled"), 3),
             "no scale": _rounded(sweep.final_accuracy("no scale"), 3),
-            f"threshold {sweep.threshold:.0%}": [sweep.threshold] * len(sweep.lrs),
+            threshold: [sweep.threshold] * len(sweep.lrs),
         },
         x_title="learning rate (AdamW)", y_title="final accuracy (last 50 steps)", log_x=True,
         title=f"Which learning rates work at d_k = {sweep.d_k}",
     )
+    fig.update_xaxes(tickvals=sweep.lrs, ticktext=[f"{lr:.0e}" for lr in sweep.lrs])
+    return _legend_below(_dashed(fig, threshold, color="#7f7f7f"))
 
 
 def temperature_figure(runs: Sequence[RecallRun]) -> go.Figure:
@@ -1226,18 +1250,21 @@ def temperature_figure(runs: Sequence[RecallRun]) -> go.Figure:
     x = list(range(0, steps, 5))
     d_k = runs[0].d_k
     curves = {run.label: _rounded(run.scale_trajectory[::5]) for run in runs}
-    curves["1/√d_k (the fixed prior)"] = [1 / math.sqrt(d_k)] * len(x)
-    return viz.line_plot(
+    prior = "1/√d_k (fixed prior)"
+    curves[prior] = [1 / math.sqrt(d_k)] * len(x)
+    fig = viz.line_plot(
         x, curves, x_title="training step", y_title="factor on q·k", log_y=True,
-        title=f"A learned temperature at d_k = {d_k}: where it starts, where it goes",
+        title=f"A learned temperature at d_k = {d_k}",
     )
+    return _legend_below(_dashed(fig, prior, color="#7f7f7f"))
 
 
 def accuracy_figure(runs: Sequence[RecallRun], *, title: str, every: int = 5, window: int = 20) -> go.Figure:
     """Training accuracy (moving average) of several runs on one plot."""
     steps = len(runs[0].history.accuracy)
     x = list(range(0, steps, every))
-    return viz.line_plot(
+    fig = viz.line_plot(
         x, {run.label: _rounded(_smooth(run.history.accuracy, window)[::every], 3) for run in runs},
         x_title="training step", y_title=f"batch accuracy ({window}-step average)", title=title,
     )
+    return _legend_below(fig)
