@@ -211,3 +211,20 @@ def test_lab_runs_top_to_bottom_and_its_checkers_judge_stubs_and_solutions():
     assert len(verdicts) == 8  # four exercises: a stub cell and a solution cell each
     for kind, correct, not_yet in verdicts:
         assert (correct, not_yet) == ((True, False) if kind == "solution" else (False, True)), verdicts
+
+
+@pytest.mark.slow
+def test_mystery_alignments_follow_their_tasks():
+    from helpers.experiments.bottleneck import alignment_mass, source_positions
+
+    mystery = ch01.mystery_alignments(steps=150)
+    sources = [src for src, _ in mystery.values()]
+    assert all(torch.equal(src, sources[0]) for src in sources) and len(set(sources[0].tolist())) == 8
+    for label, task in ch01._MYSTERY_TASKS.items():
+        src, alignment = mystery[label]
+        assert alignment.shape == (8, 8)
+        torch.testing.assert_close(alignment.sum(-1), torch.ones(8))
+        own = alignment_mass(alignment, source_positions(task, src[None])[0], window=1)
+        others = [alignment_mass(alignment, source_positions(t, src[None])[0], window=1)
+                  for t in ("copy", "reverse", "sort") if t != task]
+        assert own > max(others), (label, task, own, others)

@@ -307,10 +307,11 @@ def mystery_alignments(
     The tasks are ``copy``, ``reverse`` and ``sort`` (:mod:`helpers.tasks`); which one is
     behind which label is what :func:`check_task_names` checks. Each model is a
     :class:`~helpers.rnn.Seq2SeqGRU` with attention trained for ``steps`` steps on sequences of
-    length ``seq_len`` (about 3 s each on a laptop CPU).
+    length ``seq_len`` (about 3 s each on a laptop CPU). All three are then shown the same
+    source, ``seq_len`` *distinct* symbols (so that the sorted order is unambiguous).
 
     Args:
-        seq_len: Length of the sequences.
+        seq_len: Length of the sequences (at most 10, the number of content symbols).
         hidden_dim: Hidden size of the models.
         steps: Training steps per model.
         seed: Seed of the models, the training data and the shown example.
@@ -320,21 +321,26 @@ def mystery_alignments(
         the model's alignment ``(T, S)`` on it (teacher-forced).
     """
     from helpers.rnn import Seq2SeqGRU, train_seq2seq  # noqa: PLC0415 (keep the import of this module light)
-    from helpers.tasks import copy_task, reverse_task, sort_task  # noqa: PLC0415
+    from helpers.tasks import FIRST_CONTENT_TOKEN  # noqa: PLC0415
     from helpers.train import num_threads, set_seed  # noqa: PLC0415
 
-    makers = {"copy": copy_task, "reverse": reverse_task, "sort": sort_task}
+    vocab_size = 12
+    n_symbols = vocab_size - FIRST_CONTENT_TOKEN
+    if not isinstance(seq_len, int) or not 2 <= seq_len <= n_symbols:
+        raise ValueError(f"seq_len must be an int in [2, {n_symbols}], got {seq_len!r}")
+    gen = torch.Generator().manual_seed(seed + 777)
+    src = (torch.randperm(n_symbols, generator=gen)[:seq_len] + FIRST_CONTENT_TOKEN)[None]  # (1, S), distinct
+    targets = {"copy": src, "reverse": src.flip(1), "sort": src.sort(dim=1).values}
     out: dict[str, tuple[Tensor, Tensor]] = {}
     with num_threads(1):
         for label in MYSTERY_LABELS:
             task = _MYSTERY_TASKS[label]
             set_seed(seed)
-            model = Seq2SeqGRU(12, 16, hidden_dim, attention=True)
+            model = Seq2SeqGRU(vocab_size, 16, hidden_dim, attention=True)
             train_seq2seq(model, task=task, lengths=[seq_len], steps=steps, batch_size=32, lr=1e-2, seed=seed)
-            src, tgt = makers[task](1, seq_len, 12, seed=seed + 777)  # the same source for every task
             model.eval()
             with torch.no_grad():
-                _, alignment = model(src, tgt)
+                _, alignment = model(src, targets[task])  # (1, T, S)
             out[label] = (src[0], alignment[0])
     return out
 

@@ -339,7 +339,7 @@ def alignment_mass(alignment: Tensor, positions: Tensor, *, window: int = 0) -> 
 
 
 @torch.no_grad()
-def occlusion_dependence(model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None) -> Tensor:
+def occlusion_dependence(model: torch.nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None) -> Tensor:
     """How much each output changes when one source token is replaced: dependence, measured.
 
     For each source position ``j`` the token there is replaced by the next content token
