@@ -172,7 +172,9 @@ def bottleneck_sweep(
     slider). For each hidden size and each of ``attention in (False, True)``: seed, build a
     :class:`~helpers.rnn.Seq2SeqGRU`, train it with :func:`~helpers.rnn.train_seq2seq` on
     lengths drawn uniformly from ``train_lengths``, then decode greedily at every evaluation
-    length (:func:`~helpers.rnn.evaluate_seq2seq`). Runs single-threaded.
+    length (:func:`~helpers.rnn.evaluate_seq2seq`). The learning rate follows
+    :func:`~helpers.rnn.train_seq2seq`'s default schedule (a cosine decay to 0 over ``steps``).
+    Runs single-threaded.
 
     Args:
         train_lengths: Source lengths to train on.
