@@ -138,7 +138,7 @@ class TransformerBlock(nn.Module):
         Args:
             x: input hidden states.
             memory: encoder output for the cross-attention (needed iff ``cross_attention``).
-            attn_mask: self-attention mask or bias, as in :class:`MultiHeadAttention`.
+            attn_mask: self-attention mask or bias, as in :class:`~helpers.multihead.MultiHeadAttention`.
             key_padding_mask: ``(B, L)`` bool, ``True`` = real token (self-attention keys).
             is_causal: causal self-attention (bottom-right aligned with a cache).
             memory_key_padding_mask: ``(B, S)`` bool, ``True`` = real memory token.
@@ -431,7 +431,7 @@ class TinyGPT(_Generation):
         Args:
             tokens: token ids (only the new ones when ``kv_caches`` already hold the prefix).
             need_weights: also return every layer's attention weights.
-            kv_caches: from :meth:`new_kv_caches`, updated in place.
+            kv_caches: from ``self.new_kv_caches()``, updated in place.
 
         Returns:
             ``ModelOutput(logits, attentions, None)``.

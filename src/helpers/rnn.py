@@ -485,7 +485,7 @@ def sequential_vs_parallel_time(
         threads: Intra-op threads.
 
     Returns:
-        One dict per length: ``seq_len``, ``gru_ms``, ``attention_ms``, and the number of
+        A list with one dict per length, holding ``seq_len``, ``gru_ms``, ``attention_ms``, and the number of
         sequential steps ``gru_sequential_steps`` (n) and ``attention_sequential_steps`` (1).
     """
     if not isinstance(repeats, int) or repeats < 1:

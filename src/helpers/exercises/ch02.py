@@ -360,7 +360,7 @@ ADDITIVE_OPTIONS: dict[str, str] = {
     "c": "Its implementation loops over the query-key pairs in Python.",
     "d": "tanh is an expensive function; nothing else differs.",
 }
-"""The choices of the last exercise: why is additive scoring slower than the dot product?"""
+"""The choices of the last exercise (why is additive scoring slower than the dot product?)."""
 
 _ADDITIVE_FEEDBACK: dict[str, tuple[bool, str]] = {
     "a": (False, "its parameters, 2·E·A + A numbers, do not depend on L or S, yet its time grows like the dot "

@@ -120,7 +120,7 @@ EXPLORER_ROWS: dict[str, str] = {
     "general": "general qᵀWk",
     "distance": "‖q−k‖²<br>(not negated)",
 }
-"""Rows of the explorer: score-function name -> label. ``distance`` is the squared Euclidean
+"""The explorer's rows, from score-function name to label. ``distance`` is the squared Euclidean
 distance fed to softmax *without* the minus sign, to show why the sign matters."""
 
 
@@ -355,7 +355,7 @@ def geometry_figure(angle_deg: float = 30.0, norm: float = 1.0, setup: GeometryS
         setup: Keys and parameters; :func:`explorer_setup` when ``None``.
 
     Returns:
-        A figure: the plane with the keys, the query and its projection on k1's line (dotted;
+        A figure of the plane with the keys, the query and its projection on k1's line (dotted;
         ``q . k1 = |k1|`` times its signed length), above a heatmap whose rows are score
         functions and whose columns are keys (text: the score, then the weight).
     """
@@ -389,7 +389,7 @@ def geometry_explorer_figure(
         start_norm: Initial length (one of ``norms``).
 
     Returns:
-        The Plotly figure: traces ``0 .. S`` are the circle and the keys; then, for each length
+        The Plotly figure. Traces ``0 .. S`` are the circle and the keys; then, for each length
         in ``norms``, the query's arrow, its projection and the heatmap.
     """
     setup = explorer_setup() if setup is None else setup
