@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from torch import nn
@@ -364,3 +366,26 @@ def test_repeat_kv_errors() -> None:
         repeat_kv(torch.zeros(2, 3), 2)
     with pytest.raises(ValueError, match=r"n_rep must be a positive int, got 0"):
         repeat_kv(torch.zeros(1, 2, 3, 4), 0)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_custom_scale_equals_rescaled_queries(need_weights: bool) -> None:
+    """scale=s multiplies Q K^T by s: the same as the default scale with queries rescaled by s*sqrt(E)."""
+    torch.manual_seed(0)
+    embed_dim, num_heads, scale = 32, 4, 0.05
+    scaled = MultiHeadAttention(embed_dim, num_heads, scale=scale)
+    default = MultiHeadAttention(embed_dim, num_heads)
+    default.load_state_dict(scaled.state_dict())
+    factor = scale * math.sqrt(embed_dim // num_heads)
+    with torch.no_grad():
+        default.q_proj.weight.mul_(factor)
+        default.q_proj.bias.mul_(factor)
+    x = torch.randn(2, 6, embed_dim)
+    out, _ = scaled(x, is_causal=True, need_weights=need_weights)
+    expected, _ = default(x, is_causal=True, need_weights=need_weights)
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_scale_must_be_a_number() -> None:
+    with pytest.raises(TypeError, match="scale"):
+        MultiHeadAttention(16, 2, scale="1/sqrt(8)")

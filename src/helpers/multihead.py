@@ -171,6 +171,9 @@ class MultiHeadAttention(nn.Module):
         bias: whether the four projections have biases.
         kdim: feature size of ``key`` inputs (default ``D``), for cross-attention.
         vdim: feature size of ``value`` inputs (default ``D``), for cross-attention.
+        scale: factor applied to ``Q K^T`` (as in
+            :func:`torch.nn.functional.scaled_dot_product_attention`); ``None`` means
+            ``1 / sqrt(head_dim)``, the per-head scale of chapter 3.
     """
 
     def __init__(
@@ -183,6 +186,7 @@ class MultiHeadAttention(nn.Module):
         bias: bool = True,
         kdim: int | None = None,
         vdim: int | None = None,
+        scale: float | None = None,
     ) -> None:
         super().__init__()
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
@@ -195,6 +199,9 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"num_kv_heads={num_kv_heads} must divide num_heads={num_heads}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+            raise TypeError(f"scale must be a float or None, got {type(scale).__name__} {scale!r}")
+        self.scale = scale
         self.embed_dim = embed_dim
         self.num_heads = num_heads
         self.num_kv_heads = num_kv_heads
@@ -274,11 +281,12 @@ class MultiHeadAttention(nn.Module):
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, return_weights=True
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale,
+                return_weights=True,
             )  # (B, H, L, E), (B, H, L, S)
         else:
             out = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale
             )  # (B, H, L, S) x (B, H, S, E) -> (B, H, L, E)
             weights = None
         out = out.transpose(1, 2).reshape(batch, length, self.embed_dim)  # (B, L, D): heads concatenated
