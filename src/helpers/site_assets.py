@@ -389,7 +389,8 @@ def _has_widgets(app: Any, pagename: str) -> bool:
 def _page_context(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     from helpers.viz.renderer import FIGURE_MARKER
 
-    if FIGURE_MARKER in context.get("body", ""):
+    # The figure's own markup (a page that shows this module's source quotes the marker, escaped).
+    if f'class="plotly-graph-div {FIGURE_MARKER}"' in context.get("body", ""):
         app.add_js_file(PLOTLY_JS, priority=200)  # before RequireJS (500), so plotly.js sets window.Plotly
     if _has_widgets(app, pagename):
         # The widget manager looks for its fonts relative to its RequireJS module path, and

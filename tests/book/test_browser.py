@@ -44,7 +44,7 @@ _REPORT = """() => {
   const figures = [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
     id: gd.id,
     traces: gd.data ? gd.data.length : 0,
-    drawn: gd.querySelectorAll('.cartesianlayer .plot path, .cartesianlayer .plot image').length,
+    drawn: gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .hm image').length,
     sliders: gd.layout && gd.layout.sliders ? gd.layout.sliders.length : 0,
     width: gd.getBoundingClientRect().width,
   }));
@@ -107,6 +107,20 @@ def watch(page: Any, visit: Visit, allowed_prefix: str) -> None:
     page.route("**/*", route)
 
 
+def evaluate_settled(page: Any, script: str) -> Any:
+    """Evaluates ``script`` once the page has stopped navigating (the site's root page redirects)."""
+    from playwright.sync_api import Error
+
+    for _ in range(5):
+        try:
+            return page.evaluate(script)
+        except Error as error:
+            if "Execution context was destroyed" not in str(error):
+                raise
+            page.wait_for_load_state("load")
+    return page.evaluate(script)
+
+
 def unexpected(messages: list[str]) -> list[str]:
     return [m for m in messages if not any(m.startswith(allowed) for allowed in ALLOWED_CONSOLE_ERRORS)]
 
@@ -122,9 +136,9 @@ def visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str])
         page = context.new_page()
         watch(page, visit, site.url + "/")
         page.goto(site.page_url(path), wait_until="load")
-        visit.ready = page.evaluate(_READY)
+        visit.ready = evaluate_settled(page, _READY)
         page.wait_for_load_state("networkidle")
-        visit.report = page.evaluate(_REPORT)
+        visit.report = evaluate_settled(page, _REPORT)
         context.close()
         results[name] = visit
         figures = len(visit.report["figures"])
@@ -161,9 +175,13 @@ def test_every_plotly_figure_draws_its_traces(visits: dict[str, Visit]) -> None:
     assert not blank, blank
 
 
-def bertviz_tokens(html: str) -> list[list[str]]:
-    """The tokens of each BertViz view of a page, from the parameters written into it."""
-    return [json.loads(match) for match in re.findall(r'"left_text": (\[.*?\])', html)]
+def bertviz_params(html: str) -> list[dict[str, Any]]:
+    """The parameters of each BertViz view of a page, as written into it."""
+    decoder, views = json.JSONDecoder(), []
+    for match in re.finditer(r"const params = ", html):
+        params, _ = decoder.raw_decode(html[match.end():].replace("__bookMode", '"light"', 1))
+        views.append(params)
+    return views
 
 
 def test_bertviz_views_draw_the_tokens_of_their_sentence(visits: dict[str, Visit], site: Any) -> None:
@@ -171,13 +189,17 @@ def test_bertviz_views_draw_the_tokens_of_their_sentence(visits: dict[str, Visit
     for name, visit in visits.items():
         if not visit.report["views"]:
             continue
-        expected = bertviz_tokens((site.root / name).read_text(encoding="utf-8"))
-        assert len(expected) == len(visit.report["views"]), name
-        for tokens, view in zip(expected, visit.report["views"]):
-            if view["texts"]:  # head view: the tokens, on the left and on the right
+        written = bertviz_params((site.root / name).read_text(encoding="utf-8"))
+        assert len(written) == len(visit.report["views"]), name
+        for params, view in zip(written, visit.report["views"]):
+            tokens = params["attention"][0]["left_text"]
+            if "display_mode" not in params:  # head view: the tokens, on the left and on the right
                 assert [t for t in view["texts"] if t in tokens] == tokens + tokens, (name, view["texts"])
-            else:  # model view: a thumbnail per head, drawn without text until one is clicked
-                assert view["rects"] > 0, (name, view)
+            else:  # model view: a thumbnail per head of each layer, labelled by head and layer
+                heads = [str(h) for h in params["include_heads"]]
+                layers = [str(layer) for layer in params["include_layers"]]
+                assert view["texts"] == ["Heads", *heads, "Layers", *layers], (name, view["texts"])
+                assert view["rects"] >= len(heads) * len(layers), (name, view)
             checked += 1
     assert checked >= 2, "the figures page holds a head view and a model view"
 
@@ -203,7 +225,7 @@ _SIGNATURE = """id => {
   const plain = a => a == null ? null : (typeof a === 'object' && a.length !== undefined)
     ? Array.from(a, plain) : a;
   const data = JSON.stringify(gd.data.filter(t => t.visible !== false).map(t => [plain(t.x), plain(t.y), plain(t.z)]));
-  const drawn = [...gd.querySelectorAll('.cartesianlayer .plot path, .cartesianlayer .plot image')]
+  const drawn = [...gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .hm image')]
     .map(e => e.getAttribute('d') || e.getAttribute('href') || '').join('|');
   return {data, drawn, active: gd.layout.sliders[0].active};
 }"""
@@ -217,11 +239,19 @@ _ARM = """id => {
 }"""
 
 
-def slider_label_centres(page: Any, figure_id: str) -> list[tuple[float, float]]:
-    boxes = page.evaluate("""id => [...document.getElementById(id).querySelectorAll('.slider-label')]
-        .map(e => { const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })""",
-                          figure_id)
-    return [tuple(box) for box in boxes]
+def slider_step_points(page: Any, figure_id: str) -> list[tuple[float, float]]:
+    """Where to click for each step: above the step's tick, on the rail. (Plotly leaves out step
+    labels that would overlap, so the labels cannot be counted on; a click on the slider's touch
+    area selects the nearest step.)"""
+    points = page.evaluate("""id => {
+        const gd = document.getElementById(id);
+        const slider = [...gd.querySelectorAll('.slider-group')].find(g => g.__data__ && g.__data__._index === 0)
+            || gd.querySelector('.slider-group');  // the first slider (layout.sliders[0])
+        const rail = slider.querySelector('.slider-rail-rect').getBoundingClientRect();
+        return [...slider.querySelectorAll('.slider-tick-rect')].map(t => {
+            const r = t.getBoundingClientRect(); return [r.x + r.width / 2, rail.y + rail.height / 2]; });
+    }""", figure_id)
+    return [tuple(point) for point in points]
 
 
 def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, visits: dict[str, Visit],
@@ -238,11 +268,12 @@ def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, 
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_SIGNATURE, figure_id)
-            centres = slider_label_centres(page, figure_id)
+            points = slider_step_points(page, figure_id)
+            steps = page.evaluate("id => document.getElementById(id).layout.sliders[0].steps.length", figure_id)
+            assert len(points) == steps, (name, figure_id, len(points), steps)
             target = 1 if before["active"] != 1 else 0
-            assert len(centres) > target, (name, figure_id, centres)
             page.evaluate(_ARM, figure_id)
-            page.mouse.click(*centres[target])
+            page.mouse.click(*points[target])
             page.wait_for_function("window.__step.end !== null", timeout=10_000)
             latency = page.evaluate("window.__step.end - window.__step.start")
             after = page.evaluate(_SIGNATURE, figure_id)
@@ -266,8 +297,14 @@ def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None
     figure_id = page.evaluate("""() => [...document.querySelectorAll('.book-plotly-figure')]
         .find(gd => gd.layout.updatemenus && gd.layout.updatemenus.length && gd.data.length === 12).id""")
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
-    page.locator(f"#{figure_id} .updatemenu-header-group").click()
-    page.locator(f"#{figure_id} .updatemenu-button").nth(4).click()
+    centre = """([id, selector, n]) => { const r = document.getElementById(id).querySelectorAll(selector)[n]
+        .getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }"""
+    page.mouse.click(*page.evaluate(centre, [figure_id, ".updatemenu-header", 0]))  # opens the menu
+    page.wait_for_function(
+        "id => document.getElementById(id).querySelectorAll('.updatemenu-dropdown-button').length === 12",
+        arg=figure_id, timeout=5000)
+    page.mouse.click(*page.evaluate(centre, [figure_id, ".updatemenu-dropdown-button", 4]))
+    page.wait_for_function("id => document.getElementById(id).data[4].visible === true", arg=figure_id, timeout=5000)
     visible = page.evaluate("id => document.getElementById(id).data.map(t => t.visible)", figure_id)
     context.close()
     assert visible == [i == 4 for i in range(12)]

@@ -99,7 +99,7 @@ def test_plotly_is_loaded_once_from_the_site_and_only_where_there_are_figures(pa
         html = page.read_text(encoding="utf-8")
         scripts = [url for tag, url in resources(page).urls if tag == "script" and "plotly" in url]
         assert "plotly.js v" not in html, f"{page}: plotly.js is inlined into the page"
-        if FIGURE_MARKER in html:
+        if f'class="plotly-graph-div {FIGURE_MARKER}"' in html:
             with_figures += 1
             assert len(scripts) == 1 and "_static/vendor/plotly/plotly.min.js" in scripts[0], (page, scripts)
         else:

@@ -112,6 +112,8 @@ def test_plotly_is_added_only_to_pages_with_a_figure() -> None:
     site_assets._page_context(app, "a", "page.html", {"body": '<div class="plotly-graph-div book-plotly-figure">'},
                               None)
     site_assets._page_context(app, "b", "page.html", {"body": "<p>no figure</p>"}, None)
+    quoted = '<span class="s2">&quot;plotly-graph-div book-plotly-figure&quot;</span>'  # a source listing
+    site_assets._page_context(app, "c", "page.html", {"body": quoted}, None)
     assert app.js == [("vendor/plotly/plotly.min.js", {"priority": 200})]
 
 
