@@ -204,7 +204,8 @@ def test_softmax_explorer_rejects_bad_temperatures_and_scores() -> None:
 
 
 def test_mask_gallery_draws_each_mask_as_0_1_with_counts() -> None:
-    masks = {"causal": causal_mask(5), "window": sliding_window_mask(5, 5, 2), "all": torch.ones(5, 5, dtype=torch.bool)}
+    masks = {"causal": causal_mask(5), "window": sliding_window_mask(5, 5, 2),
+             "all": torch.ones(5, 5, dtype=torch.bool)}
     fig = viz.mask_gallery(masks)
     assert [trace.name for trace in fig.data] == list(masks)
     for trace, mask in zip(fig.data, masks.values()):
@@ -444,6 +445,18 @@ def test_explorer_shows_its_static_figure_and_builds_no_widget_in_a_book_build(
     explorer._ipython_display_()
     assert explorer._built is None  # no widget state would reach the page
     assert isinstance(shown[0], go.Figure) and len(shown[0].frames) == len(viz.explorers.TEMPERATURES)
+
+
+def test_on_colab_an_explorer_turns_on_the_custom_widget_manager(live: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    colab = types.ModuleType("google.colab")
+    colab.output = types.SimpleNamespace(enable_custom_widget_manager=lambda: calls.append("enabled"))
+    if "google" not in sys.modules:
+        monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    explorer = viz.softmax_explorer()
+    assert calls == []  # nothing is built before it is shown
+    assert explorer.widget is not None and calls == ["enabled"]
 
 
 def test_softmax_scores_variance_is_d_k_unscaled_and_1_scaled() -> None:

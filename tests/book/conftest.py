@@ -10,6 +10,7 @@ terminal summary.
 from __future__ import annotations
 
 import functools
+import re
 import http.server
 import os
 import shutil
@@ -78,7 +79,9 @@ def book_build() -> Build:
     build = _run([jupyter_book, "build", ".", "-W", "-n", "--keep-going"], env)
     seconds = time.perf_counter() - start
     log = assets.stdout + build.stdout + build.stderr
-    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+    # Sphinx's "path:line: WARNING: ..." (and ERROR/CRITICAL); not the kernels' own log lines
+    # ("[IPKernelApp] WARNING | Kernel is running over TCP ..."), which say nothing of the book.
+    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
     MEASUREMENTS.append(f"book build: {seconds:.0f} s (exit {build.returncode}, {len(warnings)} warnings)")
     return Build(build.returncode, log, seconds, warnings=warnings)
 

@@ -61,7 +61,10 @@ _REPORT = """() => {
     source: document.querySelectorAll('.math').length,
     typeset: document.querySelectorAll('mjx-container').length,
   };
-  return {figures, views, widgets, math};
+  // Bytes the page fetched: the document and every resource, as the browser measured them.
+  const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
+  const bytes = entries.reduce((sum, e) => sum + (e.encodedBodySize || 0), 0);
+  return {figures, views, widgets, math, bytes, requests: entries.length};
 }"""
 
 
@@ -75,7 +78,6 @@ class Visit:
     console_errors: list[str] = field(default_factory=list)
     external: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
-    transferred: int = 0
     report: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,14 +90,6 @@ def watch(page: Any, visit: Visit, allowed_prefix: str) -> None:
             if request.url.startswith(allowed_prefix) else None)
     page.on("response", lambda response: visit.failed.append(f"{response.status} {response.url}")
             if response.status >= 400 else None)
-
-    def on_finished(request: Any) -> None:
-        try:
-            visit.transferred += request.sizes()["responseBodySize"]
-        except Exception:  # noqa: BLE001 (a request of a closed page has no sizes left)
-            pass
-
-    page.on("requestfinished", on_finished)
 
     def route(route: Any) -> None:
         if route.request.url.startswith(allowed_prefix) or route.request.url.startswith("data:"):
@@ -141,8 +135,9 @@ def visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str])
         visit.report = evaluate_settled(page, _REPORT)
         context.close()
         results[name] = visit
-        figures = len(visit.report["figures"])
-        measurements.append(f"transferred: {visit.transferred / 1e6:6.2f} MB  {name} ({figures} figures)")
+        report = visit.report
+        measurements.append(f"transferred: {report['bytes'] / 1e6:6.2f} MB in {report['requests']:3d} requests  "
+                            f"{name} ({len(report['figures'])} figures)")
     return results
 
 

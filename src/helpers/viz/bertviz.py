@@ -197,8 +197,8 @@ def _rewrite(bertviz_html: str) -> HTML:
     body = re.sub(r"require\.config\(\{.*?\}\);", "", body, count=1, flags=re.DOTALL)
     body = re.sub(r"; // HACK: .*", ";", body, count=1)  # BertViz's comment repeats the whole params JSON
     # Its header comment (an overview and change log) goes: a short credit stays.
-    body = re.sub(r"^\s*/\*\*.*?\*\*/", "// BertViz (Jesse Vig, Apache-2.0); RequireJS paths set by helpers.viz.bertviz",
-                  body, count=1, flags=re.DOTALL)
+    credit = "// BertViz (Jesse Vig, Apache-2.0); RequireJS paths set by helpers.viz.bertviz"
+    body = re.sub(r"^\s*/\*\*.*?\*\*/", credit, body, count=1, flags=re.DOTALL)
     themed = '"display_mode": "light"' in body
     body = body.replace('"display_mode": "light"', '"display_mode": __bookMode')
     body = body.replace("</script", "<\\/script")

@@ -6,6 +6,9 @@ a ``go.FigureWidget``. A static page has no kernel to run the callbacks, and a F
 draws nothing there; so while the book is built (:func:`helpers.viz.site.building_book`) an
 explorer shows its static figure, with Plotly's own slider, instead of the widgets.
 
+On Colab, the explorers turn on Colab's custom widget manager, which a ``FigureWidget`` (an
+anywidget) needs. They need the ``anywidget`` package, as ``go.FigureWidget`` does since plotly 6.
+
 Chapter 3 (``softmax_explorer``) and chapter 6 (``sentence_attention_explorer``); the labs use
 both.
 """
@@ -23,6 +26,7 @@ from IPython.display import display
 
 from .bertviz import load_attention_model, sentence_attention
 from .heatmaps import attention_heatmap
+from .renderer import in_colab
 from .site import building_book
 from .softmax import softmax_temperature_explorer
 
@@ -56,6 +60,11 @@ class Explorer:
     def _build(self) -> dict[str, Any]:
         if self._built is None:
             import ipywidgets as widgets
+
+            if in_colab():  # a FigureWidget is a third-party widget: Colab renders those only with this on
+                from google.colab import output  # type: ignore[import-not-found]
+
+                output.enable_custom_widget_manager()
 
             controls = self._make_controls(self.values)
             figure = go.FigureWidget(_frameless(self._draw(self.values)))

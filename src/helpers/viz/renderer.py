@@ -112,7 +112,8 @@ _SCRIPT = """(function () {
     layout.margin = {l: 44, r: 6, b: margin.b === undefined ? 48 : margin.b, t: (margin.t || 64) + 20 * extra};
     layout.height = (layout.height || 450) + 20 * extra;
     gd.style.height = layout.height + "px";
-    var bars = [layout.coloraxis && layout.coloraxis.colorbar].concat(spec.data.map(function (t) { return t.colorbar; }));
+    var bars = [layout.coloraxis && layout.coloraxis.colorbar]
+      .concat(spec.data.map(function (t) { return t.colorbar; }));
     bars.forEach(function (bar) {
       if (bar) { bar.thickness = 8; assign(bar, "title.side", "top"); assign(bar, "title.font.size", 11); }
     });
