@@ -7,7 +7,6 @@ import torch
 from torch import nn
 
 from helpers.attention import scaled_dot_product_attention
-from helpers.diagnostics import softmax_jacobian
 from helpers.experiments import scaling as sc
 from helpers.multihead import MultiHeadAttention
 from helpers.train import TrainingHistory

@@ -13,7 +13,6 @@ wrong moment, the wrong curve read off a figure.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
@@ -22,6 +21,10 @@ from torch import Tensor
 
 from helpers.attention import additive_scores, masked_softmax
 from helpers.exercises import CheckResult
+from helpers.exercises._reader import allclose, as_tensor, call_reader_function
+
+_SHAPE_HINT = (" (a shape mismatch: W_q is laid out like nn.Linear(E_q, A).weight, i.e. (A, E_q), so a "
+               "query (B, E_q) is projected by query @ w_q.T)")
 
 __all__ = [
     "check_additive_scores",
@@ -33,37 +36,8 @@ __all__ = [
 ]
 
 
-def _call(fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function; a CheckResult explaining the failure if it raises or is not callable."""
-    if not callable(fn):
-        return None, CheckResult(False, f"expected a function, got {type(fn).__name__}: pass the function itself, "
-                                        "e.g. check(my_function), not check(my_function(...))")
-    try:
-        with warnings.catch_warnings():  # the reader's warnings would end up in the page
-            warnings.simplefilter("ignore")
-            return fn(*args), None
-    except NotImplementedError:
-        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
-                                        "answer in its body")
-    except Exception as error:  # the reader's code may fail in any way: report it, never raise
-        hint = ""
-        if "shape" in str(error) or "size" in str(error):
-            hint = (" (a shape mismatch: W_q is laid out like nn.Linear(E_q, A).weight, i.e. (A, E_q), so a query "
-                    "(B, E_q) is projected by query @ w_q.T)")
-        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}{hint}")
 
 
-def _as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None]:
-    if result is None:
-        return None, CheckResult(False, f"your function returned None: return the {what} (did you forget `return`?)")
-    if not isinstance(result, Tensor):
-        return None, CheckResult(False, f"your function returned a {type(result).__name__}; return the {what} as a "
-                                        "torch.Tensor")
-    return result, None
-
-
-def _close(a: Tensor, b: Tensor) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=False))
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,10 +72,10 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
     """
     query, keys, w_q, w_k, v = _additive_inputs()
     batch, length, hidden = keys.shape[0], keys.shape[1], v.shape[0]
-    result, failure = _call(fn, query, keys, w_q, w_k, v)
+    result, failure = call_reader_function(fn, query, keys, w_q, w_k, v, shape_hint=_SHAPE_HINT)
     if failure is not None:
         return failure
-    scores, failure = _as_tensor(result, "scores (B, S)")
+    scores, failure = as_tensor(result, "scores (B, S)")
     if failure is not None:
         return failure
     reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
@@ -115,25 +89,25 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
         return CheckResult(False, f"expected scores of shape (B, S) = {(batch, length)}, got {tuple(scores.shape)}")
     if not torch.isfinite(scores).all():
         return CheckResult(False, "your scores contain NaN or inf")
-    if _close(scores, reference):
+    if allclose(scores, reference):
         return CheckResult(True, "v^T tanh(W_q s + W_k h_j) for every encoder state: the same scores as "
                                  "helpers.attention.additive_scores.")
-    if _close(scores, torch.softmax(reference, dim=-1)):
+    if allclose(scores, torch.softmax(reference, dim=-1)):
         return CheckResult(False, "you returned attention weights (a softmax was applied): return the raw scores; "
                                   "the softmax comes next, after masking the padded positions")
-    if _close(scores, -reference):
+    if allclose(scores, -reference):
         return CheckResult(False, "your scores have the wrong sign: it is +v^T tanh(...), and a flipped sign makes "
                                   "softmax favour the worst match")
     q_hidden = query @ w_q.T  # (B, A)
     k_hidden = keys @ w_k.T  # (B, S, A)
-    if _close(scores, (q_hidden[:, None, :] + k_hidden) @ v):
+    if allclose(scores, (q_hidden[:, None, :] + k_hidden) @ v):
         return CheckResult(False, "you left out the tanh: without it the score is v.W_q s + v.W_k h_j, and the "
                                   "query's term is the same for every key, so it cancels in the softmax: the "
                                   "decoder state could no longer change where the model looks")
-    if _close(scores, (torch.tanh(q_hidden)[:, None, :] + torch.tanh(k_hidden)) @ v):
+    if allclose(scores, (torch.tanh(q_hidden)[:, None, :] + torch.tanh(k_hidden)) @ v):
         return CheckResult(False, "you applied tanh to each projection separately: apply it to the sum "
                                   "W_q s + W_k h_j, so that the query and the key interact inside the nonlinearity")
-    if _close(scores, torch.tanh(k_hidden) @ v):
+    if allclose(scores, torch.tanh(k_hidden) @ v):
         return CheckResult(False, "your scores ignore the decoder state: add W_q s inside the tanh, otherwise every "
                                   "decoder step attends to the same places")
     error = float((scores - reference).abs().max())
@@ -170,10 +144,10 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     scores, lengths = _padded_inputs()
     positions = torch.arange(scores.shape[1])
     real = positions[None, :] < lengths[:, None]  # (B, S): True = a real token (may attend)
-    result, failure = _call(fn, scores.clone(), lengths.clone())
+    result, failure = call_reader_function(fn, scores.clone(), lengths.clone())
     if failure is not None:
         return failure
-    weights, failure = _as_tensor(result, "weights (B, S)")
+    weights, failure = as_tensor(result, "weights (B, S)")
     if failure is not None:
         return failure
     if weights.shape != scores.shape:
@@ -183,23 +157,23 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     weights = weights.double()
     if torch.isnan(weights).any():
         return CheckResult(False, "your weights contain NaN")
-    if _close(weights, torch.softmax(scores, dim=-1)):
+    if allclose(weights, torch.softmax(scores, dim=-1)):
         return CheckResult(False, "the padded positions still get weight: set their scores to -inf (or "
                                   "torch.finfo(dtype).min) before the softmax, so that exp() makes them exactly 0")
-    if _close(weights, masked_softmax(scores, ~real).double()):
+    if allclose(weights, masked_softmax(scores, ~real).double()):
         return CheckResult(False, "your mask is inverted: the weights sit on the padding and the real tokens get 0; "
                                   "position j is real when j < lengths[b]")
-    if _close(weights, torch.softmax(scores, dim=-1) * real):
+    if allclose(weights, torch.softmax(scores, dim=-1) * real):
         return CheckResult(False, "you zeroed the padded weights after the softmax: the remaining weights no longer "
                                   "sum to 1; mask the scores before the softmax instead")
-    if _close(weights, torch.softmax(scores, dim=0)) or _close(weights, masked_softmax(scores.T, real.T).double().T):
+    if allclose(weights, torch.softmax(scores, dim=0)) or allclose(weights, masked_softmax(scores.T, real.T).double().T):
         return CheckResult(False, "your softmax runs over the batch axis (dim 0): each sequence's weights must sum "
                                   "to 1 over its own source positions (dim -1)")
     one_more = positions[None, :] <= lengths[:, None]
-    if _close(weights, masked_softmax(scores, one_more).double()):
+    if allclose(weights, masked_softmax(scores, one_more).double()):
         return CheckResult(False, "off by one: your mask keeps position lengths[b] too; the real tokens are "
                                   "positions 0 .. lengths[b] - 1 (use positions < lengths)")
-    if not _close(weights, reference):
+    if not allclose(weights, reference):
         padded_weight = float(weights[~real].abs().sum())
         if padded_weight > 1e-6:
             return CheckResult(False, f"the padded positions get total weight {padded_weight:.3g}; they must get "
@@ -210,10 +184,10 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     # Second test: an empty sequence (length 0) must give zeros, not 0/0 = NaN.
     empty_lengths = torch.tensor([2, 0])
     empty_scores = scores[:2].clone()
-    result, failure = _call(fn, empty_scores.clone(), empty_lengths.clone())
+    result, failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone())
     if failure is not None:
         return CheckResult(False, f"right for non-empty sequences, but with a sequence of length 0: {failure.message}")
-    empty, failure = _as_tensor(result, "weights (B, S)")
+    empty, failure = as_tensor(result, "weights (B, S)")
     if failure is not None:
         return failure
     empty_real = positions[None, :] < empty_lengths[:, None]
@@ -221,7 +195,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
         return CheckResult(False, "right for non-empty sequences, but a sequence of length 0 gives NaN: every score "
                                   "of that row is -inf and softmax computes 0/0; give such a row all-zero weights "
                                   "(e.g. torch.nan_to_num, or masked_fill after the softmax)")
-    if not _close(empty.double(), masked_softmax(empty_scores, empty_real).double()):
+    if not allclose(empty.double(), masked_softmax(empty_scores, empty_real).double()):
         return CheckResult(False, "right for non-empty sequences, but a sequence of length 0 must get all-zero "
                                   f"weights; your row sums to {float(empty[1].sum()):.3g}")
     return CheckResult(True, "softmax over the real tokens, exactly 0 on the padding, and an empty sequence gets "

@@ -23,6 +23,7 @@ from torch import Tensor
 
 from helpers.attention import cosine_scores, dot_scores, neg_euclidean_scores
 from helpers.exercises import CheckResult
+from helpers.exercises._reader import allclose, as_tensor, call_reader_function
 
 __all__ = [
     "check_dot_scores",
@@ -40,33 +41,10 @@ def _inputs(*shapes: tuple[int, ...], seed: int = 0) -> list[Tensor]:
     return [torch.randn(*shape, generator=gen, dtype=torch.float64) for shape in shapes]
 
 
-def _call(fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function; a CheckResult explaining the failure if it raises or is not callable."""
-    if not callable(fn):
-        return None, CheckResult(False, f"expected a function, got {type(fn).__name__}: pass the function itself, "
-                                        "e.g. check(my_function), not check(my_function(...))")
-    try:
-        with warnings.catch_warnings():  # the reader's deprecation warnings would end up in the page
-            warnings.simplefilter("ignore")
-            return fn(*args), None
-    except NotImplementedError:
-        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
-                                        "answer in its body")
-    except Exception as error:  # the reader's code may fail in any way: report it, never raise
-        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}")
 
 
-def _as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None]:
-    if result is None:
-        return None, CheckResult(False, f"your function returned None: return the {what} (did you forget `return`?)")
-    if not isinstance(result, Tensor):
-        return None, CheckResult(False, f"your function returned a {type(result).__name__}; return the {what} as a "
-                                        "torch.Tensor")
-    return result, None
 
 
-def _close(a: Tensor, b: Tensor) -> bool:
-    return a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6)
 
 
 def _max_error(a: Tensor, b: Tensor) -> float:
@@ -93,43 +71,43 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """
     query, key = _inputs((2, 3, 5, 8), (2, 3, 7, 8))
     expected = dot_scores(query, key)  # (2, 3, 5, 7)
-    result, failure = _call(fn, query, key)
+    result, failure = call_reader_function(fn, query, key)
     if failure is not None:
         text = failure.message
         if "size mismatch" in text or "must match" in text or "shapes cannot" in text or "dimension" in text:
             text += (". With (B, H, L, E) queries and (B, H, S, E) keys, transpose only the last two dimensions of "
                      "the key: key.transpose(-2, -1) is (B, H, E, S). key.T (or .t()) reverses every dimension.")
         return CheckResult(False, text)
-    result, failure = _as_tensor(result, "scores")
+    result, failure = as_tensor(result, "scores")
     if failure is not None:
         return failure
-    if result.shape == expected.transpose(-2, -1).shape and _close(result, expected.transpose(-2, -1)):
+    if result.shape == expected.transpose(-2, -1).shape and allclose(result, expected.transpose(-2, -1)):
         return CheckResult(False, f"your scores have shape {tuple(result.shape)} = (B, H, S, L): you computed K Qᵀ. "
                                   "Rows must be queries and columns keys: query @ key.transpose(-2, -1).")
     if result.shape != expected.shape:
         return CheckResult(False, f"for query (2, 3, 5, 8) and key (2, 3, 7, 8) the scores must have shape "
                                   f"(B, H, L, S) = (2, 3, 5, 7), got {tuple(result.shape)}. Multiply query "
                                   "(..., L, E) by key.transpose(-2, -1) (..., E, S).")
-    if _close(result, expected / math.sqrt(query.size(-1))):
+    if allclose(result, expected / math.sqrt(query.size(-1))):
         return CheckResult(False, "your scores are divided by √E: that is the scaled dot product of chapter 3. "
                                   "Here we want the plain dot product q·k.")
-    if not _close(result, expected):
+    if not allclose(result, expected):
         mixed = query @ key.flip(0).transpose(-2, -1)
-        if _close(result, mixed) or _close(result, query @ key.flip(1).transpose(-2, -1)):
+        if allclose(result, mixed) or allclose(result, query @ key.flip(1).transpose(-2, -1)):
             return CheckResult(False, "the scores pair queries with the keys of another batch element or head: "
                                       "keep the batch dimensions aligned (matmul broadcasts them for you).")
         return CheckResult(False, f"the shape is right but the values are not q·k (largest error "
                                   f"{_max_error(result, expected):.3g}). Each score is the sum over E of "
                                   "query[..., i, :] * key[..., j, :].")
     q2, k2 = _inputs((4, 6), (9, 6), seed=1)
-    result2, failure = _call(fn, q2, k2)
+    result2, failure = call_reader_function(fn, q2, k2)
     if failure is not None:
         return CheckResult(False, "right on 4-D inputs, but on plain (L, E) and (S, E) matrices " + failure.message +
                                   ". Use key.transpose(-2, -1), which works for any number of leading dimensions.")
-    result2, failure = _as_tensor(result2, "scores")
+    result2, failure = as_tensor(result2, "scores")
     if failure is not None:
         return failure
-    if not _close(result2, dot_scores(q2, k2)):
+    if not allclose(result2, dot_scores(q2, k2)):
         return CheckResult(False, "right on (B, H, L, E) inputs but wrong on plain (L, E) matrices (shape "
                                   f"{tuple(result2.shape)}): the transpose must act on the last two dimensions "
                                   "only, whatever comes before them.")
@@ -154,7 +132,7 @@ def check_dot_flops(fn: Callable[[int, int, int], int]) -> CheckResult:
     """
     cases = [(5, 7, 8), (16, 3, 64), (1, 10, 4)]
     for L, S, E in cases:
-        result, failure = _call(fn, L, S, E)
+        result, failure = call_reader_function(fn, L, S, E)
         if failure is not None:
             return failure
         if result is None:
@@ -202,10 +180,10 @@ def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResul
     key[2] = query[1]  # one key equals a query: distance 0
     expected = neg_euclidean_scores(query, key)  # (4, 6)
     distance_sq = -expected
-    result, failure = _call(fn, query, key)
+    result, failure = call_reader_function(fn, query, key)
     if failure is not None:
         return failure
-    result, failure = _as_tensor(result, "scores")
+    result, failure = as_tensor(result, "scores")
     if failure is not None:
         return failure
     if result.shape == (6, 4):
@@ -214,17 +192,17 @@ def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResul
         return CheckResult(False, f"for query (4, 3) and key (6, 3) the scores must have shape (L, S) = (4, 6), got "
                                   f"{tuple(result.shape)}.")
     result = result.double()
-    if _close(result, distance_sq) or _close(result, distance_sq.sqrt()):
+    if allclose(result, distance_sq) or allclose(result, distance_sq.sqrt()):
         return CheckResult(False, "sign: your scores grow with the distance, so softmax gives the most weight to the "
                                   "FARTHEST key. Softmax favours large scores: negate the distance.")
-    if _close(result, -distance_sq.sqrt()):
+    if allclose(result, -distance_sq.sqrt()):
         return CheckResult(False, "the order is right (nearer key, higher score), but these are minus the distances "
                                   "‖q−k‖, not the squared distances: the reference (and its fast expansion "
                                   "‖q‖² − 2q·k + ‖k‖²) uses −‖q−k‖².")
     if not torch.isfinite(result).all():
         return CheckResult(False, "some scores are inf or NaN, where a key equals the query (distance 0): 1/d "
                                   "blows up there. Use −‖q−k‖², which is 0 for an identical key.")
-    if _close(result, expected):
+    if allclose(result, expected):
         return CheckResult(True, "−‖q−k‖²: larger for nearer keys, 0 for an identical key; softmax now puts the most "
                                  "weight on the nearest key.")
     shift = result - expected  # constant along each row <=> same softmax
@@ -293,10 +271,10 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     """
     query, key = _inputs((5, 4), (7, 4), seed=3)
     expected = cosine_scores(query, key)
-    result, failure = _call(fn, query, key)
+    result, failure = call_reader_function(fn, query, key)
     if failure is not None:
         return failure
-    result, failure = _as_tensor(result, "scores")
+    result, failure = as_tensor(result, "scores")
     if failure is not None:
         return failure
     if result.shape == (7, 5):
@@ -307,36 +285,36 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     q_norm = query.norm(dim=-1, keepdim=True)  # (L, 1)
     k_norm = key.norm(dim=-1)  # (S,)
     dots = query @ key.T  # (L, S)
-    if _close(result, dots):
+    if allclose(result, dots):
         return CheckResult(False, "these are plain dot products: divide each score by ‖q_i‖·‖k_j‖.")
-    if _close(result, dots / q_norm):
+    if allclose(result, dots / q_norm):
         return CheckResult(False, "you normalised the queries but not the keys: also divide by ‖k_j‖ (a row vector "
                                   "of key norms, shape (1, S), broadcasts along the rows).")
-    if _close(result, dots / k_norm):
+    if allclose(result, dots / k_norm):
         return CheckResult(False, "you normalised the keys but not the queries: also divide by ‖q_i‖ (a column of "
                                   "query norms, shape (L, 1)).")
-    if _close(result, dots / (q_norm**2 * k_norm**2)):
+    if allclose(result, dots / (q_norm**2 * k_norm**2)):
         return CheckResult(False, "you divided by the squared norms (q·q and k·k): divide by the norms, their square "
                                   "roots.")
-    if not _close(result, expected):
+    if not allclose(result, expected):
         return CheckResult(False, f"the values are not the cosine similarities (largest error "
                                   f"{_max_error(result, expected):.3g}). Check that the norms are taken over the "
                                   "feature dimension (dim=-1) and broadcast as (L, 1) for queries and (1, S) for keys.")
     zero_query = torch.cat([query, torch.zeros(1, 4, dtype=query.dtype)])  # (6, 4): the last query is zero
-    result_zero, failure = _call(fn, zero_query, key)
+    result_zero, failure = call_reader_function(fn, zero_query, key)
     if failure is not None:
         return CheckResult(False, "right on ordinary vectors, but with a zero query vector " + failure.message)
-    result_zero, failure = _as_tensor(result_zero, "scores")
+    result_zero, failure = as_tensor(result_zero, "scores")
     if failure is not None:
         return failure
     if not torch.isfinite(result_zero).all():
         return CheckResult(False, "a zero vector gives NaN (0/0): clamp each norm from below, "
                                   "norm.clamp_min(eps), as the loop does with max(norm, eps).")
-    if not _close(result_zero, cosine_scores(zero_query, key)):
+    if not allclose(result_zero, cosine_scores(zero_query, key)):
         return CheckResult(False, "with a zero query vector the scores must be 0 (the loop divides 0 by eps); got "
                                   f"{result_zero[-1].tolist()}.")
     big_q, big_k = _inputs((speed_size, 32), (speed_size, 32), seed=4)
-    result_big, failure = _call(fn, big_q, big_k)
+    result_big, failure = call_reader_function(fn, big_q, big_k)
     if failure is not None:
         return failure
     loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=1)

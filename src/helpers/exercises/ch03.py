@@ -15,7 +15,6 @@ whose message names the mistake: a standard deviation for a variance, ``d_model`
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -26,6 +25,7 @@ from torch import Tensor
 from helpers.attention import scaled_dot_product_attention
 from helpers.diagnostics import softmax_jacobian
 from helpers.exercises import CheckResult
+from helpers.exercises._reader import call_reader_function
 from helpers.multihead import MultiHeadAttention
 
 __all__ = [
@@ -39,22 +39,6 @@ __all__ = [
 ]
 
 
-def _call(fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function; a CheckResult explaining the failure if it raises or is not callable."""
-    if not callable(fn):
-        return None, CheckResult(
-            False,
-            f"expected a function, got {type(fn).__name__}: pass the function itself, e.g. check(my_function), "
-            "not check(my_function(...))",
-        )
-    try:
-        with warnings.catch_warnings():  # the reader's warnings would end up in the page
-            warnings.simplefilter("ignore")
-            return fn(*args), None
-    except NotImplementedError:
-        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your answer in its body")
-    except Exception as error:  # the reader's code may fail in any way: report it, never raise
-        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}")
 
 
 def _as_number(answer: Any, what: str) -> tuple[float | None, CheckResult | None]:
@@ -141,7 +125,7 @@ def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
     """
     for embed_dim, num_heads, num_kv_heads in _LAYOUTS:
         layout = f"embed_dim={embed_dim}, num_heads={num_heads}, num_kv_heads={num_kv_heads}"
-        result, failure = _call(fn, embed_dim, num_heads, num_kv_heads)
+        result, failure = call_reader_function(fn, embed_dim, num_heads, num_kv_heads)
         if failure is not None:
             return failure
         value, failure = _as_number(result, f"the scale ({layout})")
@@ -238,7 +222,7 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
         x = torch.randn(2, 5, embed_dim, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
         with torch.no_grad():
             expected, _ = layer(x)
-            result, failure = _call(fn, x, layer)
+            result, failure = call_reader_function(fn, x, layer)
         if failure is not None:
             return failure
         if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
@@ -388,7 +372,7 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """
     logits = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     expected = softmax_jacobian(logits).double()  # (2, 3, 5, 5)
-    result, failure = _call(fn, logits.clone())
+    result, failure = call_reader_function(fn, logits.clone())
     if failure is not None:
         return failure
     if not isinstance(result, Tensor):

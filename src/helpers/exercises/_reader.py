@@ -1,0 +1,52 @@
+"""What every checker needs to handle a reader's answer safely: call it, type-check it, compare it."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from . import CheckResult
+
+
+def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any, CheckResult | None]:
+    """Call the reader's function; on failure, a CheckResult that explains it instead of an exception.
+
+    Args:
+        fn: The reader's function.
+        *args: Its arguments.
+        shape_hint: Appended to the message when the error looks like a shape mismatch.
+
+    Returns:
+        ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
+    """
+    if not callable(fn):
+        return None, CheckResult(False, f"expected a function, got {type(fn).__name__}: pass the function itself, "
+                                        "e.g. check(my_function), not check(my_function(...))")
+    try:
+        with warnings.catch_warnings():  # the reader's warnings would end up in the page
+            warnings.simplefilter("ignore")
+            return fn(*args), None
+    except NotImplementedError:
+        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
+                                        "answer in its body")
+    except Exception as error:  # the reader's code may fail in any way: report it, never raise
+        hint = shape_hint if shape_hint and ("shape" in str(error) or "size" in str(error)) else ""
+        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}{hint}")
+
+
+def as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None]:
+    """``(result, None)`` if the reader returned a tensor, else ``(None, verdict)`` naming ``what`` was expected."""
+    if result is None:
+        return None, CheckResult(False, f"your function returned None: return the {what} (did you forget `return`?)")
+    if not isinstance(result, Tensor):
+        return None, CheckResult(False, f"your function returned a {type(result).__name__}; return the {what} as a "
+                                        "torch.Tensor")
+    return result, None
+
+
+def allclose(a: Tensor, b: Tensor) -> bool:
+    """Same shape and equal to float tolerance (compared in float64; NaN is never close)."""
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6))
