@@ -211,7 +211,7 @@ def test_mask_gallery_draws_each_mask_as_0_1_with_counts() -> None:
     for trace, mask in zip(fig.data, masks.values()):
         np.testing.assert_array_equal(trace.z, mask.int().numpy())
     titles = [a.text for a in fig.layout.annotations]
-    assert titles[0] == "causal (15/25 allowed)" and titles[2] == "all (25/25 allowed)"
+    assert titles[0] == "causal<br>15/25 allowed" and titles[2] == "all<br>25/25 allowed"
 
 
 def test_mask_gallery_menu_shows_all_or_one_mask_alone() -> None:

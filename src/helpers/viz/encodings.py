@@ -90,15 +90,17 @@ def positional_encoding_explorer(
     n_pairs = n_dims // 2
     if kind == "sinusoidal":
         pairs = [(2 * i, 2 * i + 1) for i in range(n_pairs)]
-        names = ("sin (feature 2i)", "cos (feature 2i+1)")
+        names = ("sin, feature 2i", "cos, feature 2i+1")
+        lower = "the pair against position: sin (solid), cos (dotted)"
     else:
         pairs = [(i, i + n_pairs) for i in range(n_pairs)]
-        names = ("cos(p·θᵢ) (feature i)", "sin(p·θᵢ) (feature i+D/2)")
+        names = ("cos(p·θᵢ), feature i", "sin(p·θᵢ), feature i+D/2")
+        lower = "the pair against position: cos (solid), sin (dotted)"
     positions = np.arange(n_positions)
     limit = max(1.0, float(np.abs(table).max()))
 
     fig = make_subplots(rows=2, cols=1, row_heights=[0.58, 0.42], vertical_spacing=0.16,
-                        subplot_titles=["the whole table: position × feature", ""])
+                        subplot_titles=["the whole table: rows are positions, columns features", lower])
     fig.add_trace(go.Heatmap(z=table, colorscale=SIGNED_COLORSCALE, zmid=0.0, zmin=-limit, zmax=limit,
                              colorbar=dict(title=dict(text="value"), thickness=12, len=0.5, y=0.78),
                              hovertemplate="position %{y}, feature %{x}: %{z:.3f}<extra></extra>"), row=1, col=1)
@@ -124,14 +126,13 @@ def positional_encoding_explorer(
     fig.add_trace(first_traces[1], row=2, col=1)
     fig.add_trace(first_traces[2], row=1, col=1)
     fig.update_yaxes(title_text="position", range=[n_positions - 0.5, -0.5], row=1, col=1)
-    fig.update_xaxes(title_text="feature", range=[-0.5, n_dims - 0.5], row=1, col=1)
+    fig.update_xaxes(range=[-0.5, n_dims - 0.5], row=1, col=1)  # the subplot title names the axes
     fig.update_xaxes(title_text="position", row=2, col=1)
     fig.update_yaxes(range=[-1.1 * limit, 1.1 * limit], title_text="value", row=2, col=1)
     fig.update_annotations(font_size=12)
     label = "Sinusoidal position encoding" if kind == "sinusoidal" else "RoPE rotation table"
     fig.update_layout(**base_layout(title or f"{label}: each feature pair turns at its own frequency", 640),
-                      # The legend names the lower panel's lines, just above it.
-                      legend=dict(orientation="h", x=0.0, y=0.42, yanchor="bottom", font=dict(size=11)))
+                      showlegend=False)  # the lower panel's title names its lines (a legend crowds phones)
     steps = [str(i) for i in range(n_pairs)]
     fig.frames = [go.Frame(name=steps[i], traces=[1, 2, 3], data=pair_traces(i)) for i in range(n_pairs)]
     fig.update_layout(sliders=[slider([frame_step(s, s) for s in steps], "frequency pair i = ")])

@@ -172,9 +172,10 @@ def mask_gallery(
     n = len(names)
     cols = min(columns, n, math.ceil(math.sqrt(n)))
     rows = math.ceil(n / cols)
-    titles = [f"{name} ({int(a.sum())}/{a.size} allowed)" for name, a in arrays.items()]
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.06,
-                        vertical_spacing=0.12 if rows > 1 else 0.0)
+    # Two short lines per title, so that neighbouring titles do not run into each other on a phone.
+    titles = [f"{name}<br>{int(a.sum())}/{a.size} allowed" for name, a in arrays.items()]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.08,
+                        vertical_spacing=0.16 if rows > 1 else 0.0)
     for i, (name, a) in enumerate(arrays.items()):
         text = np.where(a.astype(bool), "allowed", "blocked")
         fig.add_trace(go.Heatmap(z=a, text=text, hovertemplate="query %{y} → key %{x}: %{text}<extra>%{meta}</extra>",
@@ -190,7 +191,8 @@ def mask_gallery(
         if i + cols >= n:
             fig.update_xaxes(title_text="key", row=row, col=col)
     fig.update_layout(**base_layout(title or "Attention masks: blue = may attend (True), grey = blocked",
-                                    130 + 300 * rows))
+                                    170 + 300 * rows),
+                      margin=dict(t=112, b=64))  # the menu sits above the two-line subplot titles
     fig.update_annotations(font_size=12)
 
     layout = fig.layout.to_plotly_json()
@@ -210,7 +212,7 @@ def mask_gallery(
         buttons.append(dict(method="update", label=name,
                             args=[{"visible": [j == i for j in range(n)]}, {**alone, "annotations": [annotation]}]))
     fig.update_layout(updatemenus=[dict(type="dropdown", buttons=buttons, active=0, x=1.0, xanchor="right",
-                                        y=1.0, yanchor="bottom", pad=dict(b=24))])
+                                        y=1.0, yanchor="bottom", pad=dict(b=40))])
     return fig
 
 
