@@ -393,14 +393,30 @@ def test_book_build_bundle_leaves_out_the_plotly_json(book_build: None) -> None:
     assert set(bundle) == {"text/html", "text/plain"}  # myst-nb would warn on the Plotly mime type
 
 
-def test_a_figure_shown_in_a_notebook_uses_the_book_renderer(live: None) -> None:
-    assert pio.renderers.default == "book" and pio.templates.default == "book"
+@pytest.fixture
+def notebook(monkeypatch: pytest.MonkeyPatch):
+    """As if in a notebook kernel; the default renderer is put back afterwards."""
+    previous = pio.renderers.default
+    monkeypatch.setattr(viz.renderer, "in_notebook", lambda: True)
+    yield
+    pio.renderers.default = previous
+
+
+def test_a_figure_shown_in_a_notebook_uses_the_book_renderer(live: None, notebook: None) -> None:
+    assert viz.setup_book() == "book" and pio.templates.default == "book"
     bundle = viz.bar(["a"], [1.0])._repr_mimebundle_()
     assert "text/html" in bundle and "application/vnd.plotly.v1+json" in bundle
     assert "book-plotly-figure" in bundle["text/html"]
 
 
-def test_colab_falls_back_to_plotly_colab_renderer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plain_script_keeps_plotlys_default_renderer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(viz.renderer, "in_notebook", lambda: False)
+    previous = pio.renderers.default
+    assert viz.setup_book() == previous != "book"
+    assert "book" in pio.renderers  # registered all the same, for pio.show(fig, renderer="book")
+
+
+def test_colab_falls_back_to_plotly_colab_renderer(monkeypatch: pytest.MonkeyPatch, notebook: None) -> None:
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     try:
         assert viz.setup_book() == "colab"

@@ -10,6 +10,7 @@ terminal summary.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import http.server
 import os
@@ -95,9 +96,15 @@ def built_html(book_build: Build) -> Path:
 
 
 def site_pages(html: Path) -> list[Path]:
-    """Every HTML page of the site (not the vendored files or Sphinx's sources)."""
-    skip = {"_static", "_sources", "_images", "jupyter_execute"}
-    return sorted(p for p in html.rglob("*.html") if not skip & set(p.relative_to(html).parts))
+    """Every HTML page of the current site: its documents (from the search index, so that a page
+    left behind by an older build of a since-removed document is not counted), the generated
+    index, search and module-source pages, and the root redirect."""
+    index = (html / "searchindex.js").read_text(encoding="utf-8")
+    docnames = json.loads(index[index.index("(") + 1: index.rindex(")")])["docnames"]
+    pages = {html / f"{name}.html" for name in docnames}
+    pages |= {html / name for name in ("index.html", "genindex.html", "search.html", "py-modindex.html")}
+    pages |= set((html / "_modules").rglob("*.html"))
+    return sorted(page for page in pages if page.is_file())
 
 
 @pytest.fixture(scope="session")

@@ -44,7 +44,7 @@ from ._style import TEMPLATE_NAME, theme_patch
 from .site import building_book
 
 __all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "mime_bundle",
-           "in_colab", "setup_book"]
+           "in_colab", "in_notebook", "setup_book"]
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 PLOTLY_JS_PATH = "_static/vendor/plotly/plotly.min.js"
@@ -210,16 +210,30 @@ def in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
+def in_notebook() -> bool:
+    """Whether the code runs under IPython (a notebook kernel), where mime bundles are shown."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
+
+
 def setup_book() -> str:
     """Registers the ``"book"`` renderer and makes it (or ``"colab"`` on Colab) the default.
 
-    Also makes the ``"book"`` template the default, so figures made with ``plotly.express``
-    in a chapter share the look of :mod:`helpers.viz`'s own figures.
+    Outside IPython (a plain script) the default renderer is left as it is: a mime bundle has
+    nowhere to go there, and Plotly's own default (a browser tab) is the useful one. Also
+    makes the ``"book"`` template the default, so figures made with ``plotly.express`` in a
+    chapter share the look of :mod:`helpers.viz`'s own figures.
 
     Returns:
         The name of the default renderer now in use.
     """
     pio.renderers["book"] = BookRenderer()
     pio.templates.default = TEMPLATE_NAME
-    pio.renderers.default = "colab" if in_colab() else "book"
+    if in_colab():
+        pio.renderers.default = "colab"
+    elif in_notebook():
+        pio.renderers.default = "book"
     return pio.renderers.default
