@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from helpers.experiments import bottleneck as bn
-from helpers.rnn import evaluate_seq2seq, gradient_by_distance, run_bottleneck_experiment
+from helpers.rnn import evaluate_seq2seq, gradient_by_distance
 from helpers.tasks import FIRST_CONTENT_TOKEN, reverse_task
 
 SMALL = dict(steps=12, batch_size=8, lr=1e-2, seed=3, num_eval=16)
@@ -24,10 +24,15 @@ def small_sweep() -> bn.BottleneckResult:
 # --------------------------------------------------------------------------------------------
 
 
-def test_sweep_reproduces_run_bottleneck_experiment_exactly(small_sweep):
-    reference = run_bottleneck_experiment([3, 5], [6, 8], **SMALL)
+def test_sweep_has_one_row_per_setting_and_is_deterministic(small_sweep):
+    rows = small_sweep.rows
+    assert [(r["hidden_dim"], r["attention"], r["seq_len"]) for r in rows] == [
+        (h, a, n) for h in (6, 8) for a in (False, True) for n in (3, 5)
+    ]
+    assert all(0 <= r["sequence_accuracy"] <= r["token_accuracy"] <= 1 and r["train_seconds"] > 0 for r in rows)
+    again = bn.bottleneck_sweep([3, 5], [6, 8], **SMALL)
     strip = lambda rows: [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]  # noqa: E731
-    assert strip(small_sweep.rows) == strip(reference)
+    assert strip(again.rows) == strip(rows)
 
 
 def test_sweep_curve_ends_with_the_trained_models_accuracy(small_sweep):

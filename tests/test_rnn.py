@@ -10,7 +10,6 @@ from helpers.rnn import (
     Seq2SeqGRU,
     evaluate_seq2seq,
     gradient_by_distance,
-    run_bottleneck_experiment,
     sequential_vs_parallel_time,
     train_seq2seq,
 )
@@ -168,19 +167,6 @@ def test_without_attention_hidden_16_fails_at_length_30_where_attention_does_not
     # 10 content tokens: chance is 0.1; measured 0.18 without and 0.49 with attention
     assert results[False]["token_accuracy"] < 0.3
     assert results[True]["token_accuracy"] > results[False]["token_accuracy"] + 0.2
-
-
-def test_bottleneck_experiment_table_has_one_row_per_setting_and_is_deterministic():
-    kwargs = dict(lengths=[3, 5], hidden_sizes=[4, 6], steps=3, seed=1, num_eval=16)
-    rows = run_bottleneck_experiment(**kwargs)
-    assert len(rows) == 8
-    assert {(r["attention"], r["hidden_dim"], r["seq_len"]) for r in rows} == {
-        (a, h, n) for a in (False, True) for h in (4, 6) for n in (3, 5)
-    }
-    assert all(0 <= r["sequence_accuracy"] <= r["token_accuracy"] <= 1 and r["train_seconds"] > 0 for r in rows)
-    again = run_bottleneck_experiment(**kwargs)
-    strip = [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]
-    assert strip == [{k: v for k, v in r.items() if k != "train_seconds"} for r in again]
 
 
 def test_gradient_by_distance_matches_autograd_and_decays_only_for_the_rnn():

@@ -48,7 +48,6 @@ __all__ = [
     "AlignmentRecorder",
     "train_seq2seq",
     "evaluate_seq2seq",
-    "run_bottleneck_experiment",
     "GradientByDistance",
     "gradient_by_distance",
     "sequential_vs_parallel_time",
@@ -336,62 +335,6 @@ def evaluate_seq2seq(
         "token_accuracy": token_accuracy(predictions, tgt),
         "sequence_accuracy": sequence_accuracy(predictions, tgt),
     }
-
-
-def run_bottleneck_experiment(
-    lengths: Sequence[int],
-    hidden_sizes: Sequence[int],
-    *,
-    steps: int,
-    seed: int = 0,
-    task: str | TaskFn = "reverse",
-    vocab_size: int = 12,
-    embed_dim: int = 16,
-    batch_size: int = 32,
-    lr: float = 1e-2,
-    num_eval: int = 256,
-) -> list[dict[str, float | int | bool]]:
-    """Accuracy against source length, with and without attention, for each hidden size.
-
-    For each hidden size and each of ``attention in (False, True)``, one :class:`Seq2SeqGRU` is
-    built (seeded), trained for ``steps`` steps on batches whose length is drawn uniformly from
-    ``lengths``, then evaluated with greedy decoding at every length. The plain model has to
-    carry the whole source in its ``2H``-number summary, so its accuracy falls with length, the
-    sooner the smaller ``H``; the attention model reads the source afresh at every step. Runs
-    single-threaded (faster for models this small). Explained in chapter 1.
-
-    Args:
-        lengths: Source lengths to train on and to evaluate at.
-        hidden_sizes: Hidden sizes H to compare.
-        steps: Training steps per model.
-        seed: Seed of initialisation, training data and (offset) test data.
-        task: ``"reverse"`` (default), ``"copy"``, ``"sort"`` or a task function.
-        vocab_size: Vocabulary size, the two special tokens included.
-        embed_dim: Embedding size.
-        batch_size: Training batch size.
-        lr: AdamW learning rate.
-        num_eval: Test sequences per length.
-
-    Returns:
-        One dict per (attention, hidden size, length) with keys ``attention``, ``hidden_dim``,
-        ``seq_len``, ``sequence_accuracy``, ``token_accuracy``, ``train_seconds`` (of that model).
-    """
-    rows: list[dict[str, float | int | bool]] = []
-    with num_threads(1):
-        for hidden_dim in hidden_sizes:
-            for attention in (False, True):
-                set_seed(seed)
-                model = Seq2SeqGRU(vocab_size, embed_dim, hidden_dim, attention=attention)
-                start = time.perf_counter()
-                train_seq2seq(model, task=task, lengths=lengths, steps=steps, batch_size=batch_size, lr=lr, seed=seed)
-                seconds = time.perf_counter() - start
-                for seq_len in lengths:
-                    metrics = evaluate_seq2seq(model, seq_len, task=task, num_samples=num_eval, seed=seed + 10_007)
-                    rows.append(
-                        {"attention": attention, "hidden_dim": hidden_dim, "seq_len": seq_len, **metrics,
-                         "train_seconds": seconds}
-                    )
-    return rows
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,7 @@ class BottleneckResult:
     Attributes:
         rows: One dict per (hidden size, attention, evaluation length), in that loop order,
             with keys ``attention``, ``hidden_dim``, ``seq_len``, ``token_accuracy``,
-            ``sequence_accuracy``, ``train_seconds`` (the format of
-            :func:`helpers.rnn.run_bottleneck_experiment`).
+            ``sequence_accuracy``, ``train_seconds``.
         curve_length: The source length of the learning curves.
         curves: ``(attention, hidden_dim)`` -> ``{"step": [...], "token_accuracy": [...],
             "sequence_accuracy": [...]}``: accuracy at ``curve_length`` during training (the
@@ -163,10 +162,8 @@ def bottleneck_sweep(
 ) -> BottleneckResult:
     """Train GRU encoder-decoders with and without attention; score them against length.
 
-    The loop of :func:`helpers.rnn.run_bottleneck_experiment` (same seeds, same models, same
-    training and test data, so the same numbers for the same settings: tested), with three
-    additions the chapter needs: the evaluation lengths may differ from the training lengths,
-    each model's accuracy at ``curve_length`` is measured during training (is the model still
+    Besides accuracy against length, it records what the chapter needs: the evaluation lengths
+    may differ from the training lengths, each model's accuracy at ``curve_length`` is measured during training (is the model still
     learning there?), and the alignment of one watched example is captured every
     ``watch_every`` steps while the attention model of size ``watch_hidden`` trains (the replay
     slider). For each hidden size and each of ``attention in (False, True)``: seed, build a
@@ -217,7 +214,7 @@ def bottleneck_sweep(
     if watch_length is not None:
         src, tgt = _TASKS[task](1, watch_length, vocab_size, seed=seed + 20_011)  # (1, S), (1, T)
         result.watch_src, result.watch_tgt, result.watch_hidden = src, tgt, watch_hidden
-    test_seed = seed + 10_007  # the test data of run_bottleneck_experiment
+    test_seed = seed + 10_007  # test data disjoint in seed from the training data
 
     with num_threads(1):
         for hidden_dim in hidden_sizes:
