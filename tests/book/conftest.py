@@ -1,8 +1,8 @@
 """The built book, served locally, and headless Chromium: shared by the build and browser tests.
 
-The book is built once per test session, exactly as ``scripts/build-book.sh`` does
-(``python -m helpers.site_assets _build/html``, then ``jupyter-book build . -W -n --keep-going``),
-the first time a test asks for it; every later test of the session reuses that build.
+The book is built once per test session by ``scripts/build.sh``, the build step of the README's
+``scripts/build-book.sh`` (``python -m helpers.site_assets _build/html``, then
+``jupyter-book build . -W -n --keep-going``), the first time a test asks for it; every later test of the session reuses that build.
 Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
 terminal summary.
 """
@@ -14,9 +14,7 @@ import json
 import re
 import http.server
 import os
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -48,17 +46,6 @@ class Build:
     warnings: list[str] = field(default_factory=list)
 
 
-_STALE_CACHE = """set -eo pipefail
-helpers_hash=$(find src/helpers -name '*.py' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
-if [ "$(cat _build/.helpers-hash 2>/dev/null)" != "$helpers_hash" ]; then
-    rm -rf _build/.jupyter_cache _build/.doctrees
-    mkdir -p _build && echo "$helpers_hash" > _build/.helpers-hash
-fi
-# Sphinx's viewcode skips a module page whose source is older than the page, so a page written
-# by an older build (older theme glue, older scripts) would be tested: write them all afresh.
-rm -rf _build/html/_modules"""
-
-
 def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
 
@@ -68,18 +55,10 @@ def book_build() -> Build:
     """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``)."""
     env = {**os.environ, **ENV}
     start = time.perf_counter()
-    # As scripts/build-book.sh does: the notebook cache is keyed by the notebooks' text, not by
-    # the package they import, so it starts afresh when src/helpers has changed.
-    stale = _run(["bash", "-c", _STALE_CACHE], env)
-    if stale.returncode != 0:
-        return Build(stale.returncode, stale.stdout + stale.stderr, time.perf_counter() - start)
-    assets = _run([sys.executable, "-m", "helpers.site_assets", "_build/html"], env)
-    if assets.returncode != 0:
-        return Build(assets.returncode, assets.stdout + assets.stderr, time.perf_counter() - start)
-    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
-    build = _run([jupyter_book, "build", ".", "-W", "-n", "--keep-going"], env)
+    # The build of the README's command (scripts/build-book.sh = scripts/setup.sh + this script).
+    build = _run(["bash", "scripts/build.sh"], env)
     seconds = time.perf_counter() - start
-    log = assets.stdout + build.stdout + build.stderr
+    log = build.stdout + build.stderr
     # Sphinx's "path:line: WARNING: ..." (and ERROR/CRITICAL); not the kernels' own log lines
     # ("[IPKernelApp] WARNING | Kernel is running over TCP ..."), which say nothing of the book.
     warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
