@@ -326,6 +326,23 @@ def test_line_sweep_frames_hold_each_parameter_curves_and_fix_the_axes() -> None
     assert low <= 1.0 and high >= 16.0
 
 
+def test_line_sweep_active_value_is_drawn_first_and_dropdown_has_one_button_per_frame() -> None:
+    curves = {16: {"m": [1.0, 2.0]}, 32: {"m": [3.0, 4.0]}, 64: {"m": [5.0, 6.0]}}
+    fig = viz.line_sweep([0.0, 1.0], curves, param_name="H", active=32)
+    np.testing.assert_array_equal(fig.data[0].y, [3.0, 4.0])
+    assert fig.layout.sliders[0].active == 1
+    menu = viz.line_sweep([0.0, 1.0], curves, param_name="H", control="dropdown", active=64)
+    assert not menu.layout.sliders and menu.layout.updatemenus[0].active == 2
+    buttons = menu.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == ["H = 16", "H = 32", "H = 64"]
+    assert [b.args[0][0] for b in buttons] == [f.name for f in menu.frames] == ["16", "32", "64"]
+    np.testing.assert_array_equal(menu.data[0].y, [5.0, 6.0])
+    with pytest.raises(ValueError, match="active must be one of"):
+        viz.line_sweep([0.0, 1.0], curves, active=8)
+    with pytest.raises(ValueError, match="control must be"):
+        viz.line_sweep([0.0, 1.0], curves, control="knob")
+
+
 def test_line_sweep_rejects_mismatched_curves() -> None:
     with pytest.raises(ValueError, match=r"curves\[2\] has curves \['b'\], but the first parameter value has \['a'\]"):
         viz.line_sweep([0, 1], {1: {"a": [0, 1]}, 2: {"b": [0, 1]}})

@@ -1143,9 +1143,11 @@ def softmax_row_figure(frames: dict[str, Tensor]) -> go.Figure:
         int(d): {"no scale": _rounded(w.tolist(), 3), "scaled (÷ √d_k)": _rounded(sw.tolist(), 3)}
         for d, w, sw in zip(frames["d_k"], frames["weights"], frames["scaled_weights"])
     }
+    sizes = list(curves)
     fig = viz.line_sweep(
         keys, curves, param_name="d_k", x_title="key", y_title="softmax weight",
         title="One query, 8 keys: the softmax row as d_k grows",
+        active=64 if 64 in curves else sizes[len(sizes) // 2],  # open where the two rows differ
     )
     _dashed(fig, "scaled (÷ √d_k)")
     fig.update_yaxes(range=[0, 1.02])
@@ -1213,7 +1215,7 @@ def training_figure(runs: Sequence[RecallRun], *, every: int = 5, window: int = 
         }
     return viz.line_sweep(
         x, curves, param_name="d_k", x_title="training step", y_title=f"batch accuracy ({window}-step average)",
-        title="Associative recall, one attention head (slider: d_k)",
+        title="Associative recall, one attention head (menu: d_k)", control="dropdown",
     )
 
 

@@ -57,8 +57,10 @@ def line_sweep(
     title: str | None = None,
     log_x: bool = False,
     log_y: bool = False,
+    control: str = "slider",
+    active: Any = None,
 ) -> go.Figure:
-    """A family of measured curves with a slider over a parameter (e.g. ``d_k``).
+    """A family of measured curves with a slider (or a dropdown) over a parameter (e.g. ``d_k``).
 
     Args:
         x: The common x values ``(n,)``.
@@ -70,20 +72,25 @@ def line_sweep(
         title: What the figure shows; a generic title when ``None``.
         log_x: Log scale on x.
         log_y: Log scale on y.
+        control: ``"slider"`` for an ordered parameter (``d_k``), ``"dropdown"`` for a few
+            unordered choices (a hidden size, a score function).
+        active: The parameter value drawn first (a key of ``curves``); the first one when ``None``.
 
     Returns:
-        A figure with one trace per curve name (drawn for the first parameter value), one
-        frame per parameter value and a slider with one step per frame; the axis ranges are
-        fixed to cover every frame.
+        A figure with one trace per curve name (drawn for the ``active`` parameter value), one
+        frame per parameter value and a slider (or dropdown) with one step per frame; the axis
+        ranges are fixed to cover every frame.
 
     Shape:
         x: ``(n,)``; each curve ``(n,)``.
 
     Raises:
         TypeError: If ``curves`` is not a non-empty dict of dicts.
-        ValueError: If the curve names differ between parameter values or a curve has the
-            wrong length.
+        ValueError: If the curve names differ between parameter values, a curve has the
+            wrong length, ``control`` is unknown or ``active`` is not a parameter value.
     """
+    if control not in ("slider", "dropdown"):
+        raise ValueError(f"control must be 'slider' or 'dropdown', got {control!r}")
     xs = as_array(x, "x", ndim=(1,))
     if not isinstance(curves, Mapping) or not curves:
         raise TypeError(f"curves must be a non-empty dict of parameter -> {{name: y}}, got {type(curves).__name__}")
@@ -95,7 +102,11 @@ def line_sweep(
     labels = [str(p) for p in family]
     if len(set(labels)) < len(labels):
         raise ValueError(f"parameter values must print differently, got {labels}")
-    first = next(iter(family.values()))
+    params = list(family)
+    if active is not None and active not in family:
+        raise ValueError(f"active must be one of the parameter values {params}, got {active!r}")
+    start = 0 if active is None else params.index(active)
+    first = family[params[start]]
     fig = go.Figure([go.Scatter(x=xs, y=first[name], mode="lines+markers", name=name, marker=dict(size=5))
                      for name in names])
     all_y = [y for ys in family.values() for y in ys.values()]
@@ -108,7 +119,13 @@ def line_sweep(
     fig.frames = [go.Frame(name=label, traces=list(range(len(names))),
                            data=[go.Scatter(x=xs, y=ys[name]) for name in names])
                   for label, ys in zip(labels, family.values())]
-    fig.update_layout(sliders=[slider([frame_step(label, label) for label in labels], f"{param_name} = ")])
+    steps = [frame_step(label, label) for label in labels]
+    if control == "slider":
+        fig.update_layout(sliders=[slider(steps, f"{param_name} = ", active=start)])
+    else:
+        buttons = [dict(step, label=f"{param_name} = {step['label']}") for step in steps]
+        fig.update_layout(updatemenus=[dict(type="dropdown", buttons=buttons, active=start, x=1.0, xanchor="right",
+                                            y=1.0, yanchor="bottom", pad=dict(b=28))])
     return fig
 
 
