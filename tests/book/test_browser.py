@@ -46,6 +46,7 @@ _REPORT = """() => {
     traces: gd.data ? gd.data.length : 0,
     drawn: gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .hm image').length,
     sliders: gd.layout && gd.layout.sliders ? gd.layout.sliders.length : 0,
+    menus: gd.layout && gd.layout.updatemenus ? gd.layout.updatemenus.length : 0,
     width: gd.getBoundingClientRect().width,
   }));
   const views = [...document.querySelectorAll('.book-bertviz')].map(v => ({
@@ -282,6 +283,52 @@ def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, 
     median = statistics.median(latencies)
     measurements.append(f"slider step: median {median:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)}")
     assert median < 100, f"slider steps take {median:.0f} ms (median) to redraw; the budget is 100 ms"
+
+
+_DRAWN = """id => {
+  const gd = document.getElementById(id);
+  const plain = a => a == null ? null : (typeof a === 'object' && a.length !== undefined)
+    ? Array.from(a, plain) : a;
+  const data = JSON.stringify(gd.data.filter(t => t.visible !== false).map(t => [plain(t.x), plain(t.y), plain(t.z)]));
+  const drawn = [...gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .hm image')]
+    .filter(e => e.getBoundingClientRect().width > 0)
+    .map(e => e.getAttribute('d') || e.getAttribute('href') || '').join('|');
+  return {data, drawn, active: gd.layout.updatemenus[0].active};
+}"""
+
+
+def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: dict[str, Visit]) -> None:
+    """Each dropdown of every page: picking another entry changes the data shown and what is drawn."""
+    centre = """([id, selector, n]) => { const r = document.getElementById(id).querySelectorAll(selector)[n]
+        .getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }"""
+    checked = 0
+    for name, visit in visits.items():
+        ids = [f["id"] for f in visit.report["figures"] if f["menus"]]
+        if not ids:
+            continue
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(f"{site.url}/{name}", wait_until="load")
+        assert page.evaluate(_READY)
+        for figure_id in ids:
+            page.locator(f"#{figure_id}").scroll_into_view_if_needed()
+            before = page.evaluate(_DRAWN, figure_id)
+            count = page.evaluate("id => document.getElementById(id).layout.updatemenus[0].buttons.length", figure_id)
+            target = 1 if before["active"] != 1 else 0
+            page.mouse.click(*page.evaluate(centre, [figure_id, ".updatemenu-header", 0]))  # opens the menu
+            page.wait_for_function(
+                "([id, n]) => document.getElementById(id).querySelectorAll('.updatemenu-dropdown-button').length === n",
+                arg=[figure_id, count], timeout=5000)
+            page.mouse.click(*page.evaluate(centre, [figure_id, ".updatemenu-dropdown-button", target]))
+            page.wait_for_function("([id, n]) => document.getElementById(id).layout.updatemenus[0].active === n",
+                                   arg=[figure_id, target], timeout=5000)
+            page.wait_for_timeout(200)  # the redraw follows the menu's relayout
+            after = page.evaluate(_DRAWN, figure_id)
+            assert after["data"] != before["data"], f"{name} #{figure_id}: the menu choice left the data unchanged"
+            assert after["drawn"] != before["drawn"], f"{name} #{figure_id}: the menu choice redrew nothing"
+            checked += 1
+        context.close()
+    assert checked, "no figure with a menu on any page"
 
 
 def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None:
