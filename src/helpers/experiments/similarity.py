@@ -808,7 +808,7 @@ def cost_figure(table: CostTable) -> go.Figure:
         "dot (one matmul)": (SCORE_COLORS["dot"], "solid", 4),
         "dot (loop over queries)": (SCORE_COLORS["dot"], "dot", 2),
         "dot (loop over pairs)": (SCORE_COLORS["dot"], "dash", 2),
-        "dot (pure Python loops)": (SCORE_COLORS["dot"], "longdash", 2),
+        "dot (pure Python loops)": ("#7f7f7f", "longdash", 2),  # grey: not even PyTorch
         "scaled dot": ("#17becf", "solid", 2),
         "cosine": (SCORE_COLORS["cosine"], "solid", 2),
         "neg. squared Euclidean": (SCORE_COLORS["neg_euclidean"], "solid", 2),
@@ -1240,7 +1240,7 @@ def learning_curves_figure(runs: dict[str, list[RecallRun]], *, smooth: int = 10
                             hovertemplate=f"{label}, seed {run.seed}<br>step %{{x}}: %{{y:.3f}}<extra></extra>")
             groups += [(score, False), (score, False)]
     n_seeds = len(next(iter(runs.values())))
-    buttons = [dict(method="restyle", label=f"all (mean of {n_seeds} seeds)",
+    buttons = [dict(method="restyle", label=f"all (mean of {n_seeds} seed{'s' if n_seeds != 1 else ''})",
                     args=[{"visible": [is_mean for _, is_mean in groups]}])]
     for score in runs:
         buttons.append(dict(method="restyle", label=f"{SCORE_LABELS.get(score, score)}: each seed",

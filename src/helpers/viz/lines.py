@@ -124,8 +124,10 @@ def line_sweep(
         fig.update_layout(sliders=[slider(steps, f"{param_name} = ", active=start)])
     else:
         buttons = [dict(step, label=f"{param_name} = {step['label']}") for step in steps]
-        fig.update_layout(updatemenus=[dict(type="dropdown", buttons=buttons, active=start, x=1.0, xanchor="right",
-                                            y=1.0, yanchor="bottom", pad=dict(b=28))])
+        # Under the plot, where a slider would be, opening upwards: clear of the title and of a
+        # legend that wraps on a phone.
+        fig.update_layout(updatemenus=[dict(type="dropdown", direction="up", buttons=buttons, active=start,
+                                            x=0.0, xanchor="left", y=0.0, yanchor="top", pad=dict(t=64))])
     return fig
 
 
