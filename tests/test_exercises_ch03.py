@@ -231,37 +231,3 @@ def test_softmax_jacobian_names_the_mistake(answer, words):
 def test_softmax_jacobian_reports_exceptions_and_non_tensors():
     assert "RuntimeError" in ch03.check_softmax_jacobian(lambda z: z @ torch.ones(3, 3)).message
     assert "return" in ch03.check_softmax_jacobian(lambda z: None).message
-
-
-# --------------------------------------------------------------------------------------------
-# The lab, top to bottom: every stub is rejected, every reference solution accepted
-# --------------------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_lab_runs_top_to_bottom_with_stubs_rejected_and_solutions_accepted():
-    from pathlib import Path
-
-    import nbformat
-    from nbclient import NotebookClient
-
-    root = Path(__file__).resolve().parents[1]
-    nb = nbformat.read(root / "notebooks" / "03-scaling-lab.ipynb", as_version=4)
-    assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code"), (
-        "the lab is stored with outputs"
-    )
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(root)}}).execute()
-    verdicts = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for output in cell.outputs:
-            assert output.output_type != "error", output
-            assert not (output.output_type == "stream" and output.name == "stderr"), output.text
-            text = output.get("data", {}).get("text/plain", "")
-            if text.startswith("CheckResult("):
-                verdicts.append(("hide-input" in cell.metadata.get("tags", []), "passed=True" in text))
-    assert len(verdicts) == 10  # five exercises: a stub and a solution each
-    assert all(passed == is_solution for is_solution, passed in verdicts), verdicts
-    first = nb.cells[0]
-    assert first.cell_type == "markdown" and "colab.research.google.com/github/why-attention-works" in first.source
