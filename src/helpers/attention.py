@@ -446,7 +446,7 @@ def scaled_dot_product_attention(
 
     Returns:
         The output ``(..., H, L, Ev)``; with ``return_weights``, the pair
-        ``(output, weights)``, the weights in float32.
+        ``(output, weights)``, the weights in float32 (float64 for float64 inputs).
 
     Shape:
         query ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)``
@@ -472,10 +472,10 @@ def scaled_dot_product_attention(
         key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)  # (B, H, S, E)
         value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)  # (B, H, S, Ev)
 
-    # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S), in float32 whatever the input dtype
+    # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S), in compute_dtype
     attn_weight = query.to(compute_dtype) @ key.to(compute_dtype).transpose(-2, -1) * scale_factor
     attn_weight = attn_weight + attn_bias  # (B, H, L, S)
-    attn_weight = masked_softmax(attn_weight)  # (B, H, L, S), float32; empty rows -> 0
+    attn_weight = masked_softmax(attn_weight)  # (B, H, L, S), compute_dtype; empty rows -> 0
     attn_weight = torch.dropout(attn_weight, dropout_p, train=True)  # (B, H, L, S)
     output = attn_weight.to(value.dtype) @ value  # (B, H, L, S) x (B, H, S, Ev) -> (B, H, L, Ev)
     return (output, attn_weight) if return_weights else output
