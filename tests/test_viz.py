@@ -625,3 +625,12 @@ def test_sentence_explorer_redraws_for_a_new_sentence_and_reports_a_long_one(liv
     assert "more than max_tokens=32" in explorer.status.value and explorer.values["text"] == "Dogs bark."
     static = explorer.static_figure()
     assert len(static.frames) == 6 and len(static.data) == 12
+
+
+def test_log_axes_over_two_decades_label_powers_of_ten_only() -> None:
+    d_k = [1, 4, 16, 64, 256, 1024]
+    fig = viz.line_plot(d_k, {"variance": [1.0, 4.0, 16.0, 64.0, 256.0, 1024.0]}, log_x=True, log_y=True)
+    assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.dtick == 1
+    assert fig.layout.yaxis.dtick == 1
+    narrow = viz.line_sweep([1.0, 3.0], {1: {"a": [1.0, 2.0]}}, log_x=True)
+    assert narrow.layout.xaxis.type == "log" and narrow.layout.xaxis.dtick is None  # under two decades: default ticks

@@ -47,6 +47,18 @@ def _axis_range(arrays: list[np.ndarray], log: bool) -> list[float]:
     return [float(low - pad), float(high + pad)]
 
 
+def _axis(title: str, arrays: list[np.ndarray], log: bool, *, fixed_range: bool) -> dict[str, Any]:
+    """An axis in the book's style; a log axis over two decades or more labels only powers of ten."""
+    axis: dict[str, Any] = dict(title=dict(text=title), type="log" if log else "linear")
+    if fixed_range:
+        axis["range"] = _axis_range(arrays, log)
+    if log:
+        low, high = _axis_range(arrays, True)
+        if high - low >= 2:
+            axis.update(dtick=1, exponentformat="power")  # 10^0, 10^1, ... instead of 2, 5, 10, 2, 5, 100
+    return axis
+
+
 def line_sweep(
     x: ArrayLike,
     curves: Mapping[Any, Mapping[str, ArrayLike]],
@@ -112,10 +124,8 @@ def line_sweep(
     all_y = [y for ys in family.values() for y in ys.values()]
     fig.update_layout(**base_layout(title or f"{y_title} against {x_title}, for each {param_name}", 480),
                       legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"),
-                      xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear",
-                                 range=_axis_range([xs], log_x)),
-                      yaxis=dict(title=dict(text=y_title), type="log" if log_y else "linear",
-                                 range=_axis_range(all_y, log_y)))
+                      xaxis=_axis(x_title, [xs], log_x, fixed_range=True),
+                      yaxis=_axis(y_title, all_y, log_y, fixed_range=True))
     fig.frames = [go.Frame(name=label, traces=list(range(len(names))),
                            data=[go.Scatter(x=xs, y=ys[name]) for name in names])
                   for label, ys in zip(labels, family.values())]
@@ -165,8 +175,8 @@ def line_plot(
                      for name, y in curves.items()])
     fig.update_layout(**base_layout(title or f"{y_title} against {x_title}", 420),
                       legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"),
-                      xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear"),
-                      yaxis=dict(title=dict(text=y_title), type="log" if log_y else "linear"))
+                      xaxis=_axis(x_title, [xs], log_x, fixed_range=False),
+                      yaxis=_axis(y_title, list(curves.values()), log_y, fixed_range=False))
     return fig
 
 
