@@ -163,6 +163,24 @@ def check_dot_flops(fn: Callable[[int, int, int], int]) -> CheckResult:
 # --------------------------------------------------------------------------------------------
 
 
+def _reader_scores(fn: Any, query: Tensor, key: Tensor) -> tuple[Tensor | None, CheckResult | None]:
+    """The reader's ``(L, S)`` scores for 2-D ``query``/``key``, or the verdict on why there are none."""
+    result, failure = call_reader_function(fn, query, key)
+    if failure is not None:
+        return None, failure
+    result, failure = as_tensor(result, "scores")
+    if failure is not None:
+        return None, failure
+    (L, E), S = query.shape, key.size(0)
+    if result.shape == (S, L):
+        return None, CheckResult(False, f"your scores have shape (S, L) = ({S}, {L}): rows must be queries, columns "
+                                        "keys.")
+    if result.shape != (L, S):
+        return None, CheckResult(False, f"for query ({L}, {E}) and key ({S}, {E}) the scores must have shape (L, S) = "
+                                        f"({L}, {S}), got {tuple(result.shape)}.")
+    return result, None
+
+
 def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``fn(query, key) -> scores`` built from Euclidean distance, to be fed to softmax.
 
@@ -180,17 +198,9 @@ def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResul
     key[2] = query[1]  # one key equals a query: distance 0
     expected = neg_euclidean_scores(query, key)  # (4, 6)
     distance_sq = -expected
-    result, failure = call_reader_function(fn, query, key)
+    result, failure = _reader_scores(fn, query, key)
     if failure is not None:
         return failure
-    result, failure = as_tensor(result, "scores")
-    if failure is not None:
-        return failure
-    if result.shape == (6, 4):
-        return CheckResult(False, "your scores have shape (S, L) = (6, 4): rows must be queries, columns keys.")
-    if result.shape != expected.shape:
-        return CheckResult(False, f"for query (4, 3) and key (6, 3) the scores must have shape (L, S) = (4, 6), got "
-                                  f"{tuple(result.shape)}.")
     result = result.double()
     if allclose(result, distance_sq) or allclose(result, distance_sq.sqrt()):
         return CheckResult(False, "sign: your scores grow with the distance, so softmax gives the most weight to the "
@@ -271,17 +281,9 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     """
     query, key = _inputs((5, 4), (7, 4), seed=3)
     expected = cosine_scores(query, key)
-    result, failure = call_reader_function(fn, query, key)
+    result, failure = _reader_scores(fn, query, key)
     if failure is not None:
         return failure
-    result, failure = as_tensor(result, "scores")
-    if failure is not None:
-        return failure
-    if result.shape == (7, 5):
-        return CheckResult(False, "your scores have shape (S, L) = (7, 5): rows must be queries, columns keys.")
-    if result.shape != expected.shape:
-        return CheckResult(False, f"for query (5, 4) and key (7, 4) the scores must have shape (L, S) = (5, 7), got "
-                                  f"{tuple(result.shape)}.")
     q_norm = query.norm(dim=-1, keepdim=True)  # (L, 1)
     k_norm = key.norm(dim=-1)  # (S,)
     dots = query @ key.T  # (L, S)
