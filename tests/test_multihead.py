@@ -353,7 +353,7 @@ def test_forward_errors_name_the_argument_and_shape() -> None:
         module(torch.zeros(2, 5, 16), key_padding_mask=torch.ones(2, 4, dtype=torch.bool))
     with pytest.raises(TypeError, match=r"key_padding_mask must be a bool tensor"):
         module(torch.zeros(2, 5, 16), key_padding_mask=torch.ones(2, 5))
-    with pytest.raises(ValueError, match=r"attn_mask must have shape \(L, S\) = \(5, 5\).*got \(4, 5\)"):
+    with pytest.raises(ValueError, match=r"attn_mask of shape \(4, 5\) does not broadcast to .* shape \(2, 4, 5, 5\)"):
         module(torch.zeros(2, 5, 16), attn_mask=torch.ones(4, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"self-attention only"):
         module(torch.zeros(2, 5, 16), torch.zeros(2, 5, 16), kv_cache=KVCache())

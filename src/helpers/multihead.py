@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import scaled_dot_product_attention
+from .attention import _check_mask, scaled_dot_product_attention
 from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb
 
@@ -348,22 +348,10 @@ class MultiHeadAttention(nn.Module):
         weights_shape = (batch, self.num_heads, length, source_length)
         masks: list[Tensor] = []
         if attn_mask is not None:
-            if not isinstance(attn_mask, Tensor):
-                raise TypeError(f"attn_mask must be a torch.Tensor or None, got {type(attn_mask).__name__}")
-            if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
-                raise TypeError(f"attn_mask must be bool (True = may attend) or float (a bias), got {attn_mask.dtype}")
-            ok = attn_mask.dim() in (2, 4)
-            if ok:
-                try:
-                    ok = torch.broadcast_shapes(attn_mask.shape, weights_shape) == torch.Size(weights_shape)
-                except RuntimeError:
-                    ok = False
-            if not ok:
-                raise ValueError(
-                    f"attn_mask must have shape (L, S) = {(length, source_length)} or broadcast to "
-                    f"(B, H, L, S) = {weights_shape}, got {tuple(attn_mask.shape)}"
-                )
-            masks.append(attn_mask if attn_mask.dtype == torch.bool else attn_mask.to(query.dtype))
+            if isinstance(attn_mask, Tensor) and attn_mask.is_floating_point():
+                attn_mask = attn_mask.to(query.dtype)  # a float bias of any precision is accepted here
+            _check_mask(attn_mask, query, weights_shape)  # the same rules as scaled_dot_product_attention
+            masks.append(attn_mask)
         if key_padding_mask is not None:
             if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
                 got = key_padding_mask.dtype if isinstance(key_padding_mask, Tensor) else type(key_padding_mask).__name__
