@@ -235,6 +235,15 @@ _ARM = """id => {
 }"""
 
 
+def open_ready(chromium: Any, url: str) -> tuple[Any, Any]:
+    """A fresh desktop-sized browser context with ``url`` loaded and its figures drawn."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    assert page.evaluate(_READY), f"{url}: the page's figures did not finish drawing"
+    return context, page
+
+
 def slider_step_points(page: Any, figure_id: str) -> list[tuple[float, float]]:
     """Where to click for each step: above the step's tick, on the rail. (Plotly leaves out step
     labels that would overlap, so the labels cannot be counted on; a click on the slider's touch
@@ -257,10 +266,7 @@ def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, 
         ids = [f["id"] for f in visit.report["figures"] if f["sliders"]]
         if not ids:
             continue
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.goto(f"{site.url}/{name}", wait_until="load")
-        assert page.evaluate(_READY)
+        context, page = open_ready(chromium, f"{site.url}/{name}")
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_SIGNATURE, figure_id)
@@ -306,10 +312,7 @@ def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: 
         ids = [f["id"] for f in visit.report["figures"] if f["menus"]]
         if not ids:
             continue
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.goto(f"{site.url}/{name}", wait_until="load")
-        assert page.evaluate(_READY)
+        context, page = open_ready(chromium, f"{site.url}/{name}")
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_DRAWN, figure_id)
@@ -332,10 +335,7 @@ def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: 
 
 
 def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None:
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(f"{site.url}/book/figures.html", wait_until="load")
-    assert page.evaluate(_READY)
+    context, page = open_ready(chromium, f"{site.url}/book/figures.html")
     figure_id = page.evaluate("""() => [...document.querySelectorAll('.book-plotly-figure')]
         .find(gd => gd.layout.updatemenus && gd.layout.updatemenus.length && gd.data.length === 12).id""")
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
@@ -353,10 +353,7 @@ def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None
 
 
 def test_linked_widgets_follow_each_other_without_a_kernel(site: Any, chromium: Any) -> None:
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(f"{site.url}/book/figures.html", wait_until="load")
-    assert page.evaluate(_READY)
+    context, page = open_ready(chromium, f"{site.url}/book/figures.html")
     handle = page.locator(".widget-slider .noUi-handle").first
     handle.scroll_into_view_if_needed()
     handle.focus()
