@@ -69,26 +69,26 @@ def dense(q, k, v, mask=None, is_causal=False):
 def test_sliding_window_equals_dense_attention_with_band_mask(L, S, window, causal):
     q, k, v = qkv(L, S)
     mask = band_mask_loop(L, S, window, causal)
-    torch.testing.assert_close(sliding_window_attention(q, k, v, window, causal=causal), dense(q, k, v, mask))
+    torch.testing.assert_close(sliding_window_attention(q, k, v, window, is_causal=causal), dense(q, k, v, mask))
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_sliding_window_band_is_masks_sliding_window_mask(causal):
     for L, S, window in [(20, 20, 3), (17, 25, 6), (25, 17, 1)]:
-        assert torch.equal(band_mask_loop(L, S, window, causal), masks.sliding_window_mask(L, S, window, causal=causal))
+        assert torch.equal(band_mask_loop(L, S, window, causal), masks.sliding_window_mask(L, S, window, is_causal=causal))
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_sliding_window_of_full_length_is_full_attention(causal):
     n = 45
     q, k, v = qkv(n, n)
-    torch.testing.assert_close(sliding_window_attention(q, k, v, n, causal=causal), dense(q, k, v, is_causal=causal))
+    torch.testing.assert_close(sliding_window_attention(q, k, v, n, is_causal=causal), dense(q, k, v, is_causal=causal))
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_sliding_window_of_one_attends_only_to_itself(causal):
     q, k, v = qkv(30, 30)
-    torch.testing.assert_close(sliding_window_attention(q, k, v, 1, causal=causal), v)
+    torch.testing.assert_close(sliding_window_attention(q, k, v, 1, is_causal=causal), v)
 
 
 def test_sliding_window_gradients_match_dense():
@@ -115,7 +115,7 @@ def test_sliding_window_supports_grouped_query_heads():
     _, k, v = qkv(24, 24, H=2, seed=1)
     mask = band_mask_loop(24, 24, 4, True)
     want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
-    torch.testing.assert_close(sliding_window_attention(q, k, v, 4, causal=True), want)
+    torch.testing.assert_close(sliding_window_attention(q, k, v, 4, is_causal=True), want)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def kernel_loop(q, k, v, phi, causal, eps):
 def test_linear_attention_equals_explicit_kernel_sum(causal, chunk_size):
     q, k, v = qkv(23, 23)
     want = kernel_loop(q, k, v, lambda x: F.elu(x) + 1, causal, 1e-6)
-    torch.testing.assert_close(linear_attention(q, k, v, causal=causal, chunk_size=chunk_size), want)
+    torch.testing.assert_close(linear_attention(q, k, v, is_causal=causal, chunk_size=chunk_size), want)
 
 
 def test_linear_attention_relu_and_callable_feature_maps_and_cross_lengths():
@@ -314,7 +314,7 @@ def test_performer_error_against_softmax_falls_as_features_grow(causal):
     errors = []
     for m in (16, 64, 256, 1024):
         runs = [
-            performer_attention(q, k, v, num_features=m, causal=causal, generator=torch.Generator().manual_seed(s))
+            performer_attention(q, k, v, num_features=m, is_causal=causal, generator=torch.Generator().manual_seed(s))
             for s in range(8)
         ]
         errors.append(sum((r - ref).square().mean().sqrt().item() for r in runs) / len(runs))
@@ -403,10 +403,10 @@ N = 2048  # one n x n float32 matrix: 16 MiB
 def _variants():
     g = lambda: torch.Generator().manual_seed(0)  # noqa: E731
     return {
-        "sliding_window": lambda q, k, v: sliding_window_attention(q, k, v, 64, causal=True),
+        "sliding_window": lambda q, k, v: sliding_window_attention(q, k, v, 64, is_causal=True),
         "bigbird": lambda q, k, v: bigbird_attention(q, k, v, block_size=64, num_global=1, window_blocks=3, num_random=2, generator=g()),
         "hierarchical": lambda q, k, v: hierarchical_attention(q, k, v, block_size=64),
-        "linear": lambda q, k, v: linear_attention(q, k, v, causal=True),
+        "linear": lambda q, k, v: linear_attention(q, k, v, is_causal=True),
         "performer": lambda q, k, v: performer_attention(q, k, v, num_features=128, generator=g()),
         "chunked": lambda q, k, v: chunked_attention(q, k, v, chunk_size=256, is_causal=True),
         "dense (positive control)": lambda q, k, v: torch.softmax(q @ k.transpose(-1, -2), -1) @ v,
@@ -516,7 +516,7 @@ def test_bad_arguments_raise_with_the_offending_value():
     with pytest.raises(ValueError, match="query must have shape"):
         sliding_window_attention(q[0], k, v, 2)
     with pytest.raises(ValueError, match="needs L == S"):
-        linear_attention(q, k[:, :, :5], v[:, :, :5], causal=True)
+        linear_attention(q, k[:, :, :5], v[:, :, :5], is_causal=True)
     with pytest.raises(ValueError, match="L=9 exceeds seq_len=8"):
         LinformerAttention(8, 4, 12, 3)(torch.randn(1, 9, 12))
     with pytest.raises(ValueError, match="num_heads=5"):

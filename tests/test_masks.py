@@ -71,11 +71,11 @@ def test_padding_mask_matches_loop_and_broadcasts_to_weights(lengths: list[int])
 @pytest.mark.parametrize("causal", [False, True])
 def test_sliding_window_matches_loop(L: int, S: int, window: int, causal: bool) -> None:
     rule = (lambda i, j: 0 <= i - j < window) if causal else (lambda i, j: abs(i - j) < window)
-    assert torch.equal(sliding_window_mask(L, S, window, causal=causal), brute(L, S, rule))
+    assert torch.equal(sliding_window_mask(L, S, window, is_causal=causal), brute(L, S, rule))
 
 
 def test_causal_sliding_window_sees_exactly_window_keys_once_warm() -> None:
-    mask = sliding_window_mask(10, 10, 4, causal=True)
+    mask = sliding_window_mask(10, 10, 4, is_causal=True)
     assert mask.sum(-1).tolist() == [1, 2, 3, 4, 4, 4, 4, 4, 4, 4]
 
 
@@ -87,7 +87,7 @@ def test_dilated_matches_loop(L: int, S: int, window: int, dilation: int, causal
         d = i - j
         return d % dilation == 0 and abs(d) // dilation < window and (d >= 0 or not causal)
 
-    assert torch.equal(dilated_mask(L, S, window, dilation, causal=causal), brute(L, S, rule))
+    assert torch.equal(dilated_mask(L, S, window, dilation, is_causal=causal), brute(L, S, rule))
 
 
 def test_dilation_one_is_sliding_window() -> None:

@@ -141,7 +141,7 @@ def test_alibi_slopes_follow_the_non_power_of_two_rule(num_heads: int, exponents
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_alibi_bias_equals_brute_force_with_bottom_right_queries(causal: bool) -> None:
-    bias = alibi_bias(4, 3, 5, causal=causal)  # queries at positions 2, 3, 4
+    bias = alibi_bias(4, 3, 5, is_causal=causal)  # queries at positions 2, 3, 4
     slopes = alibi_slopes(4)
     assert bias.shape == (1, 4, 3, 5)
     for h in range(4):
@@ -160,7 +160,7 @@ def test_alibi_causal_bias_gives_the_papers_softmax() -> None:
     future = torch.ones(6, 6, dtype=torch.bool).triu(1)
     paper_bias = (slopes[:, None, None] * torch.arange(6.0)).masked_fill(future, -inf)  # (H, L, S)
     torch.testing.assert_close(
-        torch.softmax(scores + alibi_bias(8, 6, 6, causal=True), -1), torch.softmax(scores + paper_bias, -1)
+        torch.softmax(scores + alibi_bias(8, 6, 6, is_causal=True), -1), torch.softmax(scores + paper_bias, -1)
     )
 
 

@@ -397,7 +397,7 @@ def scaled_dot_product_attention(
     *,
     scale: float | None = None,
     enable_gqa: bool = False,
-    return_weights: bool = False,
+    need_weights: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Scaled dot-product attention ``softmax(Q K^T / sqrt(E) + bias) V``, readable and exact.
 
@@ -441,11 +441,11 @@ def scaled_dot_product_attention(
         is_causal: Apply a top-left aligned causal mask.
         scale: Factor applied to ``Q K^T``; ``None`` means ``1 / sqrt(E)``.
         enable_gqa: Allow fewer key/value heads than query heads (grouped-query attention).
-        return_weights: Also return the attention weights actually multiplied with ``value``
+        need_weights: Also return the attention weights actually multiplied with ``value``
             (after dropout, if any).
 
     Returns:
-        The output ``(..., H, L, Ev)``; with ``return_weights``, the pair
+        The output ``(..., H, L, Ev)``; with ``need_weights``, the pair
         ``(output, weights)``, the weights in float32 (float64 for float64 inputs).
 
     Shape:
@@ -478,7 +478,7 @@ def scaled_dot_product_attention(
     attn_weight = masked_softmax(attn_weight)  # (B, H, L, S), compute_dtype; empty rows -> 0
     attn_weight = torch.dropout(attn_weight, dropout_p, train=True)  # (B, H, L, S)
     output = attn_weight.to(value.dtype) @ value  # (B, H, L, S) x (B, H, S, Ev) -> (B, H, L, Ev)
-    return (output, attn_weight) if return_weights else output
+    return (output, attn_weight) if need_weights else output
 
 
 def attention_weights(
@@ -521,7 +521,7 @@ def attention_weights(
         is_causal,
         scale=scale,
         enable_gqa=enable_gqa,
-        return_weights=True,
+        need_weights=True,
     )
     return weights
 

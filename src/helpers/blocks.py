@@ -226,12 +226,12 @@ class _TinyStack(nn.Module):
 
     sinusoidal: Tensor
 
-    def __init__(self, config: TinyConfig, *, causal: bool, cross_attention: bool) -> None:
+    def __init__(self, config: TinyConfig, *, is_causal: bool, cross_attention: bool) -> None:
         super().__init__()
         if config.positional not in _POSITIONAL:
             raise ValueError(f"config.positional must be one of {_POSITIONAL}, got {config.positional!r}")
         self.config = config
-        self.causal = causal
+        self.is_causal = is_causal
         self.token_embedding = nn.Embedding(config.vocab_size, config.embed_dim)
         self.position_embedding = None
         self.rope = None
@@ -284,12 +284,12 @@ class _TinyStack(nn.Module):
         x = self.dropout(x)
         attn_mask = None
         if self.config.positional == "alibi":  # (1, H, L, S) float bias; -inf on the future if causal
-            attn_mask = alibi_bias(self.config.num_heads, length, past + length, causal=self.causal).to(x.device)
+            attn_mask = alibi_bias(self.config.num_heads, length, past + length, is_causal=self.is_causal).to(x.device)
 
         self_weights, cross_weights = [], []
         for i, block in enumerate(self.blocks):
             x, attended, crossed = block(
-                x, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=self.causal,
+                x, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=self.is_causal,
                 memory_key_padding_mask=memory_key_padding_mask, need_weights=need_weights,
                 kv_cache=None if kv_caches is None else kv_caches[i], rope=self.rope,
             )  # (B, L, D)
@@ -329,7 +329,7 @@ class TinyEncoder(nn.Module):
     def __init__(self, config: TinyConfig, *, num_outputs: int | None = None) -> None:
         super().__init__()
         self.config = config
-        self.stack = _TinyStack(config, causal=False, cross_attention=False)
+        self.stack = _TinyStack(config, is_causal=False, cross_attention=False)
         self.head = None if num_outputs is None else nn.Linear(config.embed_dim, num_outputs)
         _init_weights(self)
 
@@ -419,7 +419,7 @@ class TinyGPT(_Generation):
     def __init__(self, config: TinyConfig) -> None:
         super().__init__()
         self.config = config
-        self.stack = _TinyStack(config, causal=True, cross_attention=False)
+        self.stack = _TinyStack(config, is_causal=True, cross_attention=False)
         self.lm_head = nn.Linear(config.embed_dim, config.vocab_size, bias=False)
         _init_weights(self)
 
@@ -471,7 +471,7 @@ class TinyDecoder(_Generation):
     def __init__(self, config: TinyConfig) -> None:
         super().__init__()
         self.config = config
-        self.stack = _TinyStack(config, causal=True, cross_attention=True)
+        self.stack = _TinyStack(config, is_causal=True, cross_attention=True)
         self.lm_head = nn.Linear(config.embed_dim, config.vocab_size, bias=False)
         _init_weights(self)
 

@@ -112,16 +112,16 @@ def sliding_window_attention(
     value: Tensor,
     window: int,
     *,
-    causal: bool = False,
+    is_causal: bool = False,
     scale: float | None = None,
 ) -> Tensor:
     """Local attention: query ``i`` sees only keys ``j`` with ``|i - j| < window``.
 
     The window, precisely (positions are absolute indices, top-left aligned when ``L != S``):
 
-    - ``causal=False``: key ``j`` is visible to query ``i`` iff ``i - window < j < i + window``
+    - ``is_causal=False``: key ``j`` is visible to query ``i`` iff ``i - window < j < i + window``
       (``2 * window - 1`` keys);
-    - ``causal=True``: iff ``i - window < j <= i`` (the last ``window`` keys, itself included).
+    - ``is_causal=True``: iff ``i - window < j <= i`` (the last ``window`` keys, itself included).
 
     So ``window=1`` attends only to itself and ``window >= max(L, S)`` is full (causal)
     attention. A query with no visible key (possible when ``L > S``) outputs zeros.
@@ -140,7 +140,7 @@ def sliding_window_attention(
         key: Keys (``H_kv`` must divide ``H``).
         value: Values.
         window: How far a query sees, ``>= 1`` (see above).
-        causal: Also hide keys after the query (``j > i``).
+        is_causal: Also hide keys after the query (``j > i``).
         scale: Score scale; default ``1 / sqrt(E)``.
 
     Returns:
@@ -158,7 +158,7 @@ def sliding_window_attention(
     num_blocks = -(-q_len // rows)  # nb
     # Keys a block [a, a + c) may need: [a - left, a + c + right); trimmed where no key exists.
     left = min(window - 1, (num_blocks - 1) * rows)
-    right = 0 if causal else max(0, min(window - 1, k_len - rows))
+    right = 0 if is_causal else max(0, min(window - 1, k_len - rows))
     span = rows + left + right
     needed = (num_blocks - 1) * rows + span  # padded key length the unfold reads
     q = F.pad(query * _scale(query, scale), (0, 0, 0, num_blocks * rows - q_len))  # (B, H, nb*c, E)
@@ -170,7 +170,7 @@ def sliding_window_attention(
 
     # Which (row, key) pairs are in the band: j - i = t - r - left for row r, key slot t.
     offset = torch.arange(span, device=query.device)[None, :] - torch.arange(rows, device=query.device)[:, None] - left
-    band = (offset > -window) & ((offset <= 0) if causal else (offset < window))  # (c, span)
+    band = (offset > -window) & ((offset <= 0) if is_causal else (offset < window))  # (c, span)
     key_pos = torch.arange(num_blocks, device=query.device)[:, None] * rows - left + torch.arange(span, device=query.device)
     exists = (key_pos >= 0) & (key_pos < k_len)  # (nb, span): not padding
     weights = _masked_softmax(scores, band & exists[:, None, :])  # (B, H, nb, c, span)

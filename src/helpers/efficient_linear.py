@@ -41,7 +41,7 @@ FEATURE_MAPS: dict[str, Callable[[Tensor], Tensor]] = {
 }
 
 
-def _kernel_attention(phi_q: Tensor, phi_k: Tensor, value: Tensor, *, causal: bool, eps: float, chunk_size: int) -> Tensor:
+def _kernel_attention(phi_q: Tensor, phi_k: Tensor, value: Tensor, *, is_causal: bool, eps: float, chunk_size: int) -> Tensor:
     """``sum_j (phi_q_i . phi_k_j) v_j / (sum_j phi_q_i . phi_k_j + eps)``, over ``j <= i`` if causal.
 
     Non-causal: ``phi_q (phi_k^T V)``. Causal: chunks of ``C`` positions; inside a chunk the
@@ -49,7 +49,7 @@ def _kernel_attention(phi_q: Tensor, phi_k: Tensor, value: Tensor, *, causal: bo
     chunks. Memory ``O(L * C + (L / C) * F * Ev)``.
     """
     batch, heads, q_len, feat = phi_q.shape
-    if not causal:
+    if not is_causal:
         kv = torch.matmul(phi_k.transpose(-1, -2), value)  # (B, H, F, S) x (B, H, S, Ev) -> (B, H, F, Ev)
         num = torch.matmul(phi_q, kv)  # (B, H, L, F) x (B, H, F, Ev) -> (B, H, L, Ev)
         den = torch.matmul(phi_q, phi_k.sum(dim=2, keepdim=True).transpose(-1, -2))  # (B, H, L, 1)
@@ -71,8 +71,8 @@ def _kernel_attention(phi_q: Tensor, phi_k: Tensor, value: Tensor, *, causal: bo
     return out.view(batch, heads, nc * chunk, -1)[:, :, :q_len]  # (B, H, L, Ev)
 
 
-def _check_causal_lengths(query: Tensor, key: Tensor, causal: bool) -> None:
-    if causal and query.shape[2] != key.shape[2]:
+def _check_causal_lengths(query: Tensor, key: Tensor, is_causal: bool) -> None:
+    if is_causal and query.shape[2] != key.shape[2]:
         raise ValueError(f"causal linear attention needs L == S, got L={query.shape[2]}, S={key.shape[2]}")
 
 
@@ -82,7 +82,7 @@ def linear_attention(
     value: Tensor,
     *,
     feature_map: str | Callable[[Tensor], Tensor] = "elu+1",
-    causal: bool = False,
+    is_causal: bool = False,
     eps: float = 1e-6,
     chunk_size: int = 64,
 ) -> Tensor:
@@ -102,7 +102,7 @@ def linear_attention(
         value: Values.
         feature_map: ``"elu+1"`` (the paper's), ``"relu"``, or a callable applied elementwise
             that must return non-negative features.
-        causal: Sum only over ``j <= i``.
+        is_causal: Sum only over ``j <= i``.
         eps: Added to the denominator.
         chunk_size: Positions per chunk of the causal prefix sum.
 
@@ -114,7 +114,7 @@ def linear_attention(
         ``(B, H, L, Ev)``.
     """
     key, value = _check_qkv(query, key, value)
-    _check_causal_lengths(query, key, causal)
+    _check_causal_lengths(query, key, is_causal)
     _check_positive_int("chunk_size", chunk_size)
     if isinstance(feature_map, str):
         if feature_map not in FEATURE_MAPS:
@@ -126,7 +126,7 @@ def linear_attention(
         raise TypeError(f"feature_map must be a str or a callable, got {type(feature_map).__name__}")
     dtype = _softmax_dtype(query.dtype)
     phi_q, phi_k = phi(query.to(dtype)), phi(key.to(dtype))  # (B, H, L, E), (B, H, S, E)
-    out = _kernel_attention(phi_q, phi_k, value.to(dtype), causal=causal, eps=eps, chunk_size=chunk_size)
+    out = _kernel_attention(phi_q, phi_k, value.to(dtype), is_causal=is_causal, eps=eps, chunk_size=chunk_size)
     return out.to(value.dtype)
 
 
@@ -205,7 +205,7 @@ def performer_attention(
     num_features: int,
     orthogonal: bool = True,
     generator: torch.Generator | None = None,
-    causal: bool = False,
+    is_causal: bool = False,
     scale: float | None = None,
 ) -> Tensor:
     """Performer (FAVOR+): softmax attention estimated with positive random features.
@@ -227,7 +227,7 @@ def performer_attention(
         num_features: Random features ``F``.
         orthogonal: Orthogonal random features (lower variance).
         generator: Random generator for the projection.
-        causal: Sum only over ``j <= i`` (needs ``L == S``).
+        is_causal: Sum only over ``j <= i`` (needs ``L == S``).
         scale: Score scale of the approximated softmax; default ``1 / sqrt(E)``.
 
     Returns:
@@ -238,7 +238,7 @@ def performer_attention(
         ``(B, H, L, Ev)``.
     """
     key, value = _check_qkv(query, key, value)
-    _check_causal_lengths(query, key, causal)
+    _check_causal_lengths(query, key, is_causal)
     _check_positive_int("num_features", num_features)
     dtype = _softmax_dtype(query.dtype)
     root = math.sqrt(_scale(query, scale))
@@ -249,7 +249,7 @@ def performer_attention(
     phi_q = (q_logits - q_logits.amax(dim=-1, keepdim=True).detach()).exp()  # per-row factor cancels
     phi_k = (k_logits - k_logits.amax(dim=(-2, -1), keepdim=True).detach()).exp()  # one factor per (B, H)
     tiny = torch.finfo(dtype).tiny
-    out = _kernel_attention(phi_q, phi_k, value.to(dtype), causal=causal, eps=tiny, chunk_size=64)
+    out = _kernel_attention(phi_q, phi_k, value.to(dtype), is_causal=is_causal, eps=tiny, chunk_size=64)
     return out.to(value.dtype)
 
 

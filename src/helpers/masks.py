@@ -134,23 +134,23 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int, *, device: DeviceLike 
 
 
 def sliding_window_mask(
-    L: int, S: int, window: int, *, causal: bool = False, device: DeviceLike = None
+    L: int, S: int, window: int, *, is_causal: bool = False, device: DeviceLike = None
 ) -> Tensor:
     """Local attention: query ``i`` sees keys less than ``window`` positions away.
 
     Beltagy, Peters & Cohan (2020), "Longformer"; the causal form is Mistral's
     ``sliding_window``. Explained in chapter 5.
 
-    - ``causal=False``: key ``j`` is visible when ``|i - j| < window`` (up to ``2 window - 1``
+    - ``is_causal=False``: key ``j`` is visible when ``|i - j| < window`` (up to ``2 window - 1``
       keys, centred on ``i``).
-    - ``causal=True``: visible when ``0 <= i - j < window`` (the last ``window`` keys, ``i``
+    - ``is_causal=True``: visible when ``0 <= i - j < window`` (the last ``window`` keys, ``i``
       included).
 
     Args:
         L: Query length.
         S: Key length.
         window: Window size, ``>= 1`` (``window=1`` is "attend to yourself only").
-        causal: Keep only the past half of the window.
+        is_causal: Keep only the past half of the window.
         device: Device of the mask.
 
     Returns:
@@ -159,17 +159,17 @@ def sliding_window_mask(
     Shape:
         ``(L, S)``.
     """
-    return dilated_mask(L, S, window, 1, causal=causal, device=device)
+    return dilated_mask(L, S, window, 1, is_causal=is_causal, device=device)
 
 
 def dilated_mask(
-    L: int, S: int, window: int, dilation: int, *, causal: bool = False, device: DeviceLike = None
+    L: int, S: int, window: int, dilation: int, *, is_causal: bool = False, device: DeviceLike = None
 ) -> Tensor:
     """Dilated sliding window: every ``dilation``-th key, ``window`` of them on each side.
 
     Beltagy, Peters & Cohan (2020), "Longformer" (dilated sliding window). Explained in
     chapter 5. Key ``j`` is visible from query ``i`` when ``i - j`` is a multiple of
-    ``dilation`` and ``|i - j| / dilation < window`` (with ``causal=True`` also ``j <= i``).
+    ``dilation`` and ``|i - j| / dilation < window`` (with ``is_causal=True`` also ``j <= i``).
     ``dilation=1`` is :func:`sliding_window_mask`. The receptive field grows to
     ``(window - 1) * dilation`` at the same number of keys per query.
 
@@ -178,7 +178,7 @@ def dilated_mask(
         S: Key length.
         window: Number of keys on each side, the query's own position included, ``>= 1``.
         dilation: Gap between attended keys, ``>= 1``.
-        causal: Keep only keys ``j <= i``.
+        is_causal: Keep only keys ``j <= i``.
         device: Device of the mask.
 
     Returns:
@@ -192,7 +192,7 @@ def dilated_mask(
     i, j = _positions(L, S, device)
     offset = i - j  # (L, S)
     visible = (offset % dilation == 0) & (offset.abs() < window * dilation)  # (L, S)
-    return visible & (offset >= 0) if causal else visible
+    return visible & (offset >= 0) if is_causal else visible
 
 
 def block_local_mask(L: int, S: int, block_size: int, *, device: DeviceLike = None) -> Tensor:

@@ -282,7 +282,7 @@ class MultiHeadAttention(nn.Module):
         if need_weights:
             out, weights = scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale,
-                return_weights=True,
+                need_weights=True,
             )  # (B, H, L, E), (B, H, L, S)
         else:
             out = F.scaled_dot_product_attention(

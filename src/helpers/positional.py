@@ -290,14 +290,14 @@ def alibi_slopes(num_heads: int) -> Tensor:
     return torch.tensor(slopes, dtype=torch.float32)
 
 
-def alibi_bias(num_heads: int, query_length: int, key_length: int, *, causal: bool = True) -> Tensor:
+def alibi_bias(num_heads: int, query_length: int, key_length: int, *, is_causal: bool = True) -> Tensor:
     """ALiBi's additive bias ``-slope_h * distance(query, key)``.
 
     Queries are aligned to the end of the keys (bottom-right): query ``i`` sits at position
     ``S - L + i``, which is where it is when decoding with a KV cache; for ``L == S`` query
-    ``i`` is at position ``i``. With ``causal=True`` the bias for a key ``j`` at or before the
+    ``i`` is at position ``i``. With ``is_causal=True`` the bias for a key ``j`` at or before the
     query is ``-slope * (pos_i - j)`` and keys after the query get ``-inf``, so the bias is the
-    causal mask as well (the paper's causal form). With ``causal=False`` it is the symmetric
+    causal mask as well (the paper's causal form). With ``is_causal=False`` it is the symmetric
     ``-slope * |pos_i - j|``, one common bidirectional extension.
 
     Paper: Press et al., 2022 (ALiBi), section 3. Explained in chapter 6.
@@ -306,7 +306,7 @@ def alibi_bias(num_heads: int, query_length: int, key_length: int, *, causal: bo
         num_heads: number of heads ``H``.
         query_length: ``L``.
         key_length: ``S``.
-        causal: whether keys after the query are masked with ``-inf``.
+        is_causal: whether keys after the query are masked with ``-inf``.
 
     Returns:
         A float32 bias to pass as ``attn_mask``.
@@ -321,7 +321,7 @@ def alibi_bias(num_heads: int, query_length: int, key_length: int, *, causal: bo
     key_position = torch.arange(key_length)  # (S,)
     distance = (query_position[:, None] - key_position[None, :]).float()  # (L, S), > 0 for past keys
     bias = -slopes[:, None, None] * distance.abs()  # (H, L, S)
-    if causal:
+    if is_causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))  # (H, L, S)
     return bias.unsqueeze(0)  # (1, H, L, S)
 
