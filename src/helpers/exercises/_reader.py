@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from . import CheckResult
+from .guard import DelegationError
 
 
 def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any, CheckResult | None]:
@@ -29,6 +30,8 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any
         with warnings.catch_warnings():  # the reader's warnings would end up in the page
             warnings.simplefilter("ignore")
             return fn(*args), None
+    except DelegationError as error:  # the answer calls the package's own version (see guard.package_disabled)
+        return None, CheckResult(False, str(error))
     except NotImplementedError:
         return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
                                         "answer in its body")
