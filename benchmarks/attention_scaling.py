@@ -20,7 +20,7 @@ block goes back to the OS (which would slow timings with page faults, hence sepa
 Peak memory is measured two ways:
 
 - ``peak_tracked_mib``: the largest total of live tensor bytes allocated during the call, from
-  :class:`helpers.efficient.TensorMemoryTracker` (a TorchDispatchMode; it cannot see scratch
+  :class:`helpers.memory.TensorMemoryTracker` (a TorchDispatchMode; it cannot see scratch
   buffers that a fused kernel allocates inside itself);
 - ``peak_rss_mib``: the rise of the process's resident-set high-water mark (``VmHWM``, reset
   before each call through ``/proc/self/clear_refs``) over its resident set before the call --
@@ -67,7 +67,8 @@ def _method(name: str) -> Callable:
     import torch
     import torch.nn.functional as F
 
-    from helpers.efficient import bigbird_attention, chunked_attention, hierarchical_attention, sliding_window_attention
+    from helpers.chunked import chunked_attention
+    from helpers.efficient import bigbird_attention, hierarchical_attention, sliding_window_attention
     from helpers.efficient_linear import linear_attention, performer_attention
 
     def dense(q, k, v):
@@ -143,7 +144,7 @@ def memory_worker(name: str, sizes: list[int], threads: int, time_limit_s: float
     """Peak memory of one method at every size (run with the 64 KiB mmap threshold)."""
     import torch
 
-    from helpers.efficient import TensorMemoryTracker
+    from helpers.memory import TensorMemoryTracker
 
     fn = _setup([name], threads)[name]
     rows, too_slow = [], False

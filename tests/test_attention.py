@@ -20,6 +20,7 @@ from helpers.attention import (
     general_scores,
     masked_softmax,
     neg_euclidean_scores,
+    repeat_kv,
     scaled_dot_product_attention,
     scaled_dot_scores,
 )
@@ -553,3 +554,28 @@ def test_float64_inputs_keep_float64_precision() -> None:
     expected = torch.nn.functional.scaled_dot_product_attention(query, key, value, is_causal=True)
     assert output.dtype == torch.float64 and weights.dtype == torch.float64
     torch.testing.assert_close(output, expected, atol=1e-12, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_rep", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(2, 2, 5, 4), (3, 5, 4), (2, 3, 2, 5, 4)])
+def test_repeat_kv_equals_repeat_interleave_on_dim_minus_3(shape, n_rep) -> None:
+    x = torch.randn(*shape)
+    torch.testing.assert_close(repeat_kv(x, n_rep), x.repeat_interleave(n_rep, dim=-3), atol=0, rtol=0)
+
+
+def test_repeat_kv_is_one_function_shared_by_the_package() -> None:
+    import helpers
+    import helpers.multihead
+
+    assert helpers.repeat_kv is repeat_kv is helpers.multihead.repeat_kv
+    with pytest.raises(TypeError, match="n_rep"):
+        repeat_kv(torch.zeros(1, 2, 3, 4), 2.0)
+    with pytest.raises(ValueError, match="x must have shape"):
+        repeat_kv(torch.zeros(3, 4), 2)
+
+
+def test_gqa_expands_keys_with_repeat_kv_as_torch_does() -> None:
+    q, k, v = torch.randn(2, 6, 5, 4), torch.randn(2, 2, 7, 4), torch.randn(2, 2, 7, 3)
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    torch.testing.assert_close(scaled_dot_product_attention(q, k, v, enable_gqa=True), want)
+    torch.testing.assert_close(scaled_dot_product_attention(q, repeat_kv(k, 3), repeat_kv(v, 3)), want)

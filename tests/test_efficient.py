@@ -2,7 +2,7 @@
 
 References: ``torch.nn.functional.scaled_dot_product_attention`` with a dense mask built here by
 explicit loops, Python loops for the kernel sums, closed forms for sizes. Memory claims are
-checked with :class:`helpers.efficient.TensorMemoryTracker`, which records every tensor ATen
+checked with :class:`helpers.memory.TensorMemoryTracker`, which records every tensor ATen
 allocates: no ``n x n`` tensor may appear.
 """
 
@@ -14,20 +14,16 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from helpers import masks
+from helpers.chunked import chunked_attention
 from helpers.efficient import (
-    TensorMemoryTracker,
     bigbird_attention,
     bigbird_layout,
     block_layout_to_mask,
     block_sparse_attention,
-    checkpointed,
-    chunked_attention,
     hierarchical_attention,
-    kv_cache_bytes,
     sliding_window_attention,
 )
 from helpers.efficient_linear import (
@@ -37,6 +33,7 @@ from helpers.efficient_linear import (
     positive_random_features,
     random_feature_projection,
 )
+from helpers.memory import TensorMemoryTracker
 
 F64 = torch.float64
 
@@ -214,45 +211,6 @@ def test_hierarchical_attention_with_one_block_is_full_attention(causal):
 
 
 # ---------------------------------------------------------------------------------------------
-# Chunked (online softmax)
-# ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("is_causal", [False, True])
-@pytest.mark.parametrize("chunk_size", [7, 16, 33, 200])
-@pytest.mark.parametrize("L,S", [(48, 48), (37, 53), (53, 37)])
-def test_chunked_attention_equals_dense_in_values_and_gradients(L, S, chunk_size, is_causal):
-    q, k, v = qkv(L, S, requires_grad=True)
-    out = chunked_attention(q, k, v, chunk_size=chunk_size, is_causal=is_causal)
-    ref = dense(q, k, v, is_causal=is_causal)
-    torch.testing.assert_close(out, ref)
-    grad_out = torch.randn_like(ref)
-    got = torch.autograd.grad(out, (q, k, v), grad_out)
-    want = torch.autograd.grad(ref, (q, k, v), grad_out)
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b)
-
-
-@pytest.mark.parametrize("is_causal", [False, True])
-def test_chunked_attention_with_chunks_of_one_equals_dense(is_causal):
-    q, k, v = qkv(12, 9)
-    torch.testing.assert_close(chunked_attention(q, k, v, chunk_size=1, is_causal=is_causal), dense(q, k, v, is_causal=is_causal))
-
-
-def test_chunked_attention_is_stable_for_large_scores_in_float32():
-    q, k, v = qkv(40, 40, dtype=torch.float32)
-    q = q * 30  # scores in the hundreds: a naive exp overflows
-    out = chunked_attention(q, k, v, chunk_size=8, scale=1.0)
-    assert torch.isfinite(out).all()
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q.double(), k.double(), v.double(), scale=1.0).float())
-
-
-def test_chunked_attention_in_bfloat16_matches_float32_reference():
-    q, k, v = qkv(64, 64, dtype=torch.float32)
-    out = chunked_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), chunk_size=16, is_causal=True)
-    assert out.dtype == torch.bfloat16
-    torch.testing.assert_close(out.float(), dense(q, k, v, is_causal=True), atol=3e-2, rtol=3e-2)
-
-
-# ---------------------------------------------------------------------------------------------
 # Linear attention and Performer
 # ---------------------------------------------------------------------------------------------
 def kernel_loop(q, k, v, phi, causal, eps):
@@ -355,48 +313,8 @@ def test_linformer_with_identity_projections_is_full_multihead_attention():
 
 
 # ---------------------------------------------------------------------------------------------
-# Memory: checkpointing, KV cache, and "no n x n tensor is ever materialised"
+# Memory: "no n x n tensor is ever materialised" (chunked attention as one of the variants)
 # ---------------------------------------------------------------------------------------------
-def test_kv_cache_bytes_closed_form_and_real_tensors():
-    # Llama-2-7B: 32 layers, 32 KV heads of 128, 4096 tokens, fp16 -> 2 GiB per sequence.
-    assert kv_cache_bytes(32, 32, 128, 4096, 1, torch.float16) == 2 * 1024**3
-    assert kv_cache_bytes(32, 8, 128, 4096, 1, torch.float16) == 2 * 1024**3 // 4  # GQA with 8 KV heads
-    layers, heads, dim, seq, batch = 3, 2, 8, 5, 4
-    cache = [torch.zeros(batch, heads, seq, dim, dtype=torch.bfloat16) for _ in range(2 * layers)]
-    assert kv_cache_bytes(layers, heads, dim, seq, batch, torch.bfloat16) == sum(t.numel() * t.element_size() for t in cache)
-
-
-def test_checkpointed_module_same_outputs_and_gradients_with_fewer_live_activations():
-    torch.manual_seed(0)
-    net = nn.Sequential(*[nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64)) for _ in range(4)])
-    x = torch.randn(32, 64, requires_grad=True)
-    with TensorMemoryTracker() as plain_mem:
-        out = net(x)
-    plain_live = plain_mem.current_bytes
-    grads = torch.autograd.grad(out.sum(), [x, *net.parameters()])
-    wrapped = checkpointed(net)
-    with TensorMemoryTracker() as ckpt_mem:
-        out_c = wrapped(x)
-    ckpt_live = ckpt_mem.current_bytes
-    grads_c = torch.autograd.grad(out_c.sum(), [x, *wrapped.parameters()])
-    torch.testing.assert_close(out_c, out)
-    for a, b in zip(grads_c, grads):
-        torch.testing.assert_close(a, b)
-    assert ckpt_live <= 32 * 64 * 4 * 2  # the output and little else survives the forward
-    assert plain_live > 10 * ckpt_live  # 12 saved activations of 32 x 256 or 32 x 64
-
-
-def test_memory_tracker_sees_allocations_and_frees():
-    with TensorMemoryTracker() as tracker:
-        a = torch.ones(1000)  # 4000 bytes
-        b = a.view(10, 100)  # a view: no new storage
-        a.add_(1)  # in place: no new storage
-        c = a * 2  # 4000 bytes
-        del c
-    assert tracker.peak_bytes == 8000 and tracker.current_bytes == 4000
-    assert tracker.max_numel == 1000 and b.shape == (10, 100)
-
-
 N = 2048  # one n x n float32 matrix: 16 MiB
 
 
@@ -457,25 +375,6 @@ def test_matmul_flops_grow_linearly_with_length_except_for_exact_attention(name)
         assert 1.9 < ratio < 2.1, ratio  # O(n): the work is linear in the length
 
 
-def test_causal_chunked_attention_skips_chunks_above_the_diagonal():
-    q, k, v = qkv(8 * 64, 8 * 64, B=1, H=1, E=16, Ev=16, dtype=torch.float32)
-    flops = {}
-    for causal in (False, True):
-        with FlopCounterMode(display=False) as counter:
-            chunked_attention(q, k, v, chunk_size=64, is_causal=causal)
-        flops[causal] = counter.get_total_flops()
-    assert flops[True] / flops[False] == pytest.approx(36 / 64)  # 8 * 9 / 2 of the 8 x 8 chunk pairs
-
-
-def test_chunked_attention_backward_materialises_no_n_by_n_tensor():
-    q, k, v = qkv(N, N, B=1, H=1, E=32, Ev=32, dtype=torch.float32, requires_grad=True)
-    with TensorMemoryTracker() as tracker:
-        out = chunked_attention(q, k, v, chunk_size=256, is_causal=True)
-        out.sum().backward()
-    assert tracker.max_numel < N * N // 4, tracker.max_shape
-    assert tracker.peak_bytes < N * N * 4 // 2
-
-
 def test_linear_variants_are_exported_from_the_package():
     import helpers
     import helpers.efficient_linear as efficient_linear
@@ -493,8 +392,6 @@ def test_bad_arguments_raise_with_the_offending_value():
         sliding_window_attention(q, k, v, 0)
     with pytest.raises(TypeError, match="window"):
         sliding_window_attention(q, k, v, 2.5)
-    with pytest.raises(ValueError, match="chunk_size"):
-        chunked_attention(q, k, v, chunk_size=0)
     with pytest.raises(ValueError, match="num_features"):
         performer_attention(q, k, v, num_features=0)
     with pytest.raises(ValueError, match="feature_map"):
@@ -509,10 +406,6 @@ def test_bad_arguments_raise_with_the_offending_value():
         block_sparse_attention(q, k, v, torch.ones(2, 2), 4)
     with pytest.raises(ValueError, match="window_blocks must be odd"):
         bigbird_layout(4, 4, num_global=0, window_blocks=2, num_random=0)
-    with pytest.raises(ValueError, match=r"key \(1, 3, 8, 7\)"):
-        chunked_attention(q, k[:1, :, :, :7], v, chunk_size=4)
-    with pytest.raises(ValueError, match="H_kv=2"):
-        chunked_attention(q, k[:, :2], v[:, :2], chunk_size=4)
     with pytest.raises(ValueError, match="query must have shape"):
         sliding_window_attention(q[0], k, v, 2)
     with pytest.raises(ValueError, match="needs L == S"):
@@ -521,7 +414,4 @@ def test_bad_arguments_raise_with_the_offending_value():
         LinformerAttention(8, 4, 12, 3)(torch.randn(1, 9, 12))
     with pytest.raises(ValueError, match="num_heads=5"):
         LinformerAttention(8, 4, 12, 5)
-    with pytest.raises(TypeError, match="dtype"):
-        kv_cache_bytes(1, 1, 1, 1, 1, "float16")
-    with pytest.raises(ValueError, match="seq_len"):
-        kv_cache_bytes(1, 1, 1, 0, 1, torch.float16)
+

@@ -197,17 +197,13 @@ def test_combine_masks_or_and_broadcast() -> None:
 @pytest.mark.parametrize(
     "call,name",
     [
-        (lambda: causal_mask(3.0), "L"),
         (lambda: causal_mask(-1), "L"),
         (lambda: causal_mask(3, 4, align="left"), "align"),
         (lambda: padding_mask([1, 7], 4), "lengths"),
         (lambda: padding_mask(torch.tensor([1.0]), 4), "lengths"),
-        (lambda: padding_mask([1], 2.5), "S"),
         (lambda: sliding_window_mask(4, 4, 0), "window"),
-        (lambda: sliding_window_mask(4, 4, 1.5), "window"),
         (lambda: dilated_mask(4, 4, 2, 0), "dilation"),
         (lambda: block_local_mask(4, 4, 0), "block_size"),
-        (lambda: block_local_mask(4, 4, True), "block_size"),
         (lambda: global_tokens_mask(4, 4, [4]), "global_indices"),
         (lambda: global_tokens_mask(4, 4, [-1]), "global_indices"),
         (lambda: random_mask(4, 4, 5), "num_random"),
@@ -237,6 +233,22 @@ def test_combine_masks_or_and_broadcast() -> None:
 )
 def test_bad_arguments_raise_value_error_naming_the_argument(call, name: str) -> None:
     with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: causal_mask(3.0), "L"),
+        (lambda: padding_mask([1], 2.5), "S"),
+        (lambda: padding_mask([1.0], 2), "lengths"),
+        (lambda: sliding_window_mask(4, 4, 1.5), "window"),
+        (lambda: block_local_mask(4, 4, True), "block_size"),
+        (lambda: global_tokens_mask(4, 4, [1.5]), "global_indices"),
+    ],
+)
+def test_arguments_of_the_wrong_type_raise_type_error_naming_the_argument(call, name: str) -> None:
+    with pytest.raises(TypeError, match=name):
         call()
 
 

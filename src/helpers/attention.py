@@ -27,6 +27,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .checks import check_attn_mask, check_positive_int, check_scale, check_tensor
+
 __all__ = [
     "dot_scores",
     "scaled_dot_scores",
@@ -35,6 +37,7 @@ __all__ = [
     "general_scores",
     "additive_scores",
     "masked_softmax",
+    "repeat_kv",
     "attention_weights",
     "scaled_dot_product_attention",
     "GeneralAttention",
@@ -47,22 +50,10 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 
-def _check_tensor(name: str, x: object, min_dim: int = 2) -> None:
-    """Raise TypeError/ValueError unless ``x`` is a finite floating tensor with ``min_dim`` dims."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    if x.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}")
-    if not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains NaN or inf values (shape {tuple(x.shape)})")
-
-
 def _check_query_key(query: Tensor, key: Tensor) -> None:
     """Checks shared by the score functions: finite tensors, same dtype, same E, broadcastable."""
-    _check_tensor("query", query)
-    _check_tensor("key", key)
+    check_tensor("query", query, min_dim=2, finite=True)
+    check_tensor("key", key, min_dim=2, finite=True)
     if key.dtype != query.dtype:
         raise TypeError(
             f"query and key must have the same dtype, got query {query.dtype} and key {key.dtype}"
@@ -85,35 +76,6 @@ def _broadcast_batch(name_a: str, a: Tensor, name_b: str, b: Tensor) -> torch.Si
         ) from None
 
 
-def _check_mask(attn_mask: object, query: Tensor, weights_shape: tuple[int, ...]) -> None:
-    """Raise unless ``attn_mask`` is a bool mask, or a float mask of the query's dtype, that
-    broadcasts to ``weights_shape`` without enlarging it."""
-    if not isinstance(attn_mask, Tensor):
-        raise TypeError(f"attn_mask must be a torch.Tensor or None, got {type(attn_mask).__name__}")
-    if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
-        raise TypeError(
-            f"attn_mask must be a bool tensor (True = may attend) or a float tensor added to the scores, "
-            f"got dtype {attn_mask.dtype}; for a 0/1 integer mask use attn_mask.bool()"
-        )
-    if attn_mask.is_floating_point() and attn_mask.dtype != query.dtype:
-        raise TypeError(f"a float attn_mask must have the query's dtype {query.dtype}, got {attn_mask.dtype}")
-    if attn_mask.device != query.device:
-        raise ValueError(f"attn_mask is on {attn_mask.device} but query is on {query.device}")
-    ok = attn_mask.dim() >= 2
-    if ok:
-        try:
-            ok = torch.broadcast_shapes(attn_mask.shape, weights_shape) == torch.Size(weights_shape)
-        except RuntimeError:
-            ok = False
-    if not ok:
-        raise ValueError(
-            f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to the attention weights' "
-            f"shape {tuple(weights_shape)} (..., L, S); use e.g. (L, S), (B, 1, L, S) or (B, 1, 1, S)"
-        )
-    if attn_mask.is_floating_point() and (attn_mask.isnan().any() or attn_mask.isposinf().any()):
-        raise ValueError("a float attn_mask may hold finite values and -inf only, got NaN or +inf")
-
-
 def _check_sdpa_inputs(
     query: Tensor,
     key: Tensor,
@@ -126,7 +88,7 @@ def _check_sdpa_inputs(
 ) -> None:
     """Every check of :func:`scaled_dot_product_attention`, with messages that name the argument."""
     for name, x in (("query", query), ("key", key), ("value", value)):
-        _check_tensor(name, x, min_dim=3 if enable_gqa else 2)
+        check_tensor(name, x, min_dim=3 if enable_gqa else 2, finite=True)
         if x.dtype != query.dtype:
             raise TypeError(
                 f"query, key and value must share a dtype, got query {query.dtype}, {name} {x.dtype}"
@@ -150,7 +112,7 @@ def _check_sdpa_inputs(
             raise ValueError(
                 f"with enable_gqa the key/value heads (dim -3) must divide the query heads, got {shapes}"
             )
-    heads = (query.size(-3),) if enable_gqa else ()  # after repeat_interleave, key/value have H heads
+    heads = (query.size(-3),) if enable_gqa else ()  # after repeat_kv, key/value have H heads
     k_batch, v_batch = (x.shape[: -3 if enable_gqa else -2] + heads for x in (key, value))
     try:
         batch = torch.broadcast_shapes(query.shape[:-2], k_batch, v_batch)
@@ -164,11 +126,10 @@ def _check_sdpa_inputs(
     if is_causal and attn_mask is not None:
         raise ValueError("pass either attn_mask or is_causal=True, not both (as in torch)")
     if attn_mask is not None:
-        _check_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
+        check_attn_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
     if not isinstance(dropout_p, (int, float)) or isinstance(dropout_p, bool) or not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be a number in [0, 1), got {dropout_p!r}")
-    if scale is not None and (not isinstance(scale, (int, float)) or not math.isfinite(scale)):
-        raise ValueError(f"scale must be a finite number or None, got {scale!r}")
+    check_scale("scale", scale)
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,8 +175,7 @@ def scaled_dot_scores(query: Tensor, key: Tensor, *, scale: float | None = None)
         query ``(..., L, E)``, key ``(..., S, E)`` -> ``(..., L, S)``.
     """
     _check_query_key(query, key)
-    if scale is not None and (not isinstance(scale, (int, float)) or not math.isfinite(scale)):
-        raise ValueError(f"scale must be a finite number or None, got {scale!r}")
+    check_scale("scale", scale)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     return query @ key.transpose(-2, -1) * scale_factor  # (..., L, E) x (..., E, S) -> (..., L, S)
 
@@ -290,9 +250,9 @@ def general_scores(query: Tensor, key: Tensor, weight: Tensor) -> Tensor:
     Shape:
         query ``(..., L, E_q)``, key ``(..., S, E_k)``, weight ``(E_q, E_k)`` -> ``(..., L, S)``.
     """
-    _check_tensor("query", query)
-    _check_tensor("key", key)
-    _check_tensor("weight", weight)
+    check_tensor("query", query, min_dim=2, finite=True)
+    check_tensor("key", key, min_dim=2, finite=True)
+    check_tensor("weight", weight, min_dim=2, finite=True)
     if weight.dim() != 2 or weight.shape != (query.size(-1), key.size(-1)):
         raise ValueError(
             f"weight must have shape (E_q, E_k) = ({query.size(-1)}, {key.size(-1)}) for query "
@@ -333,7 +293,7 @@ def additive_scores(query: Tensor, key: Tensor, w_q: Tensor, w_k: Tensor, v: Ten
         ("w_k", w_k, 2),
         ("v", v, 1),
     ):
-        _check_tensor(name, x, min_dim)
+        check_tensor(name, x, min_dim=min_dim, finite=True)
     hidden = v.size(0)
     if v.dim() != 1 or w_q.shape != (hidden, query.size(-1)) or w_k.shape != (hidden, key.size(-1)):
         raise ValueError(
@@ -351,11 +311,6 @@ def additive_scores(query: Tensor, key: Tensor, w_q: Tensor, w_k: Tensor, v: Ten
 # --------------------------------------------------------------------------------------------
 # Softmax over keys, and scaled dot-product attention (chapter 3)
 # --------------------------------------------------------------------------------------------
-
-
-def _at_least_float32(dtype: torch.dtype) -> torch.dtype:
-    """float16/bfloat16/float32 -> float32; float64 stays float64 (no precision is thrown away)."""
-    return torch.promote_types(dtype, torch.float32)
 
 
 def masked_softmax(scores: Tensor, attn_mask: Tensor | None = None) -> Tensor:
@@ -379,12 +334,47 @@ def masked_softmax(scores: Tensor, attn_mask: Tensor | None = None) -> Tensor:
     Shape:
         scores ``(..., L, S)``, attn_mask broadcastable to it -> ``(..., L, S)``.
     """
-    scores = scores.to(_at_least_float32(scores.dtype))  # softmax in float32 (float64 stays)
+    scores = scores.to(torch.promote_types(scores.dtype, torch.float32))  # softmax in float32 (float64 stays)
     if attn_mask is not None:
         scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))  # (..., L, S)
     empty_row = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (..., L, 1)
     weights = torch.softmax(scores.masked_fill(empty_row, 0.0), dim=-1)  # (..., L, S)
     return weights.masked_fill(empty_row, 0.0)
+
+
+def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
+    """Repeats each key/value head ``n_rep`` times, so that ``H_kv`` heads serve ``H`` queries.
+
+    Head ``g`` of the input becomes heads ``g * n_rep ... (g + 1) * n_rep - 1`` of the output,
+    which is ``x.repeat_interleave(n_rep, dim=-3)``, written as a broadcast (``expand``, no copy)
+    and one ``reshape`` (which copies), as in Hugging Face Llama. Every kernel of the package
+    that shares key/value heads among query heads (grouped-query and multi-query attention)
+    goes through it: :func:`scaled_dot_product_attention` with ``enable_gqa``,
+    :class:`helpers.multihead.MultiHeadAttention` and the kernels of :mod:`helpers.efficient`,
+    :mod:`helpers.efficient_linear` and :mod:`helpers.chunked`.
+
+    Paper: Ainslie et al., 2023, "GQA: Training Generalized Multi-Query Transformer Models from
+    Multi-Head Checkpoints". Explained in chapter 6.
+
+    Args:
+        x: keys or values.
+        n_rep: how many query heads share each key/value head (``H / H_kv``).
+
+    Returns:
+        The repeated heads (``x`` itself when ``n_rep == 1``).
+
+    Shape:
+        x: ``(B, H_kv, S, E)`` (any leading dims before ``H_kv``); output: ``(B, H_kv * n_rep, S, E)``
+    """
+    if not isinstance(x, Tensor) or x.dim() < 3:
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"x must have shape (B, H_kv, S, E), got {got}")
+    check_positive_int("n_rep", n_rep)
+    if n_rep == 1:
+        return x
+    *batch, num_kv_heads, length, head_dim = x.shape
+    x = x.unsqueeze(-3).expand(*batch, num_kv_heads, n_rep, length, head_dim)  # (B, H_kv, n_rep, S, E), no copy
+    return x.reshape(*batch, num_kv_heads * n_rep, length, head_dim)  # (B, H, S, E)
 
 
 def scaled_dot_product_attention(
@@ -411,7 +401,7 @@ def scaled_dot_product_attention(
       also when ``L != S``; it cannot be combined with ``attn_mask`` (ValueError);
     - ``scale`` defaults to ``1 / sqrt(E)``;
     - ``enable_gqa=True`` lets ``H_kv`` (dim -3 of key/value) divide ``H``: each key/value head
-      is repeated ``H / H_kv`` times with ``repeat_interleave``, so query heads
+      is repeated ``H / H_kv`` times with :func:`repeat_kv`, so query heads
       ``g * H/H_kv ... (g+1) * H/H_kv - 1`` share key/value head ``g``;
     - dropout with probability ``dropout_p`` is applied to the weights whenever
       ``dropout_p > 0`` (no train/eval switch, as in torch).
@@ -456,7 +446,7 @@ def scaled_dot_product_attention(
     _check_sdpa_inputs(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    compute_dtype = _at_least_float32(query.dtype)  # float16/bfloat16 -> float32; float64 stays
+    compute_dtype = torch.promote_types(query.dtype, torch.float32)  # float16/bfloat16 -> float32; float64 stays
     attn_bias = torch.zeros(L, S, dtype=compute_dtype, device=query.device)  # (L, S)
     if is_causal:
         temp_mask = torch.ones(L, S, dtype=torch.bool, device=query.device).tril(diagonal=0)  # (L, S)
@@ -469,8 +459,8 @@ def scaled_dot_product_attention(
             attn_bias = attn_mask.to(compute_dtype) + attn_bias  # (..., L, S)
 
     if enable_gqa:
-        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)  # (B, H, S, E)
-        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)  # (B, H, S, Ev)
+        key = repeat_kv(key, query.size(-3) // key.size(-3))  # (B, H, S, E)
+        value = repeat_kv(value, query.size(-3) // value.size(-3))  # (B, H, S, Ev)
 
     # (B, H, L, E) x (B, H, E, S) -> (B, H, L, S), in compute_dtype
     attn_weight = query.to(compute_dtype) @ key.to(compute_dtype).transpose(-2, -1) * scale_factor
@@ -533,7 +523,7 @@ def attention_weights(
 
 def _check_module_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None) -> None:
     """Shared checks of the attention modules' forward: S matches, mask is bool and broadcasts."""
-    _check_tensor("value", value)
+    check_tensor("value", value, min_dim=2, finite=True)
     if key.size(-2) != value.size(-2):
         raise ValueError(
             f"key and value must have the same length S (dim -2), got key {tuple(key.shape)} and value {tuple(value.shape)}"
@@ -544,7 +534,7 @@ def _check_module_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: T
                 f"attn_mask must be a bool tensor (True = may attend), got {getattr(attn_mask, 'dtype', type(attn_mask))}"
             )
         batch = _broadcast_batch("query", query, "key", key)
-        _check_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
+        check_attn_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))
 
 
 class GeneralAttention(nn.Module):

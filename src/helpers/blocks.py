@@ -284,7 +284,9 @@ class _TinyStack(nn.Module):
         x = self.dropout(x)
         attn_mask = None
         if self.config.positional == "alibi":  # (1, H, L, S) float bias; -inf on the future if causal
-            attn_mask = alibi_bias(self.config.num_heads, length, past + length, is_causal=self.is_causal).to(x.device)
+            attn_mask = alibi_bias(
+                self.config.num_heads, length, past + length, is_causal=self.is_causal, device=x.device
+            )
 
         self_weights, cross_weights = [], []
         for i, block in enumerate(self.blocks):
@@ -400,7 +402,9 @@ class _Generation(nn.Module):
                 next_token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
             else:
                 probs = torch.softmax(logits.float() / temperature, dim=-1)  # (B, V)
-                next_token = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+                if generator is not None:  # a generator samples on its own device, whatever the model's
+                    probs = probs.to(generator.device)
+                next_token = torch.multinomial(probs, 1, generator=generator).to(tokens.device)  # (B, 1)
             tokens = torch.cat((tokens, next_token), dim=1)  # (B, L + 1)
             new_input = next_token if use_cache else tokens
         return tokens

@@ -9,6 +9,7 @@ as a shape error deep inside PyTorch. Chapter 0 explains the convention.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -19,6 +20,9 @@ __all__ = [
     "check_positive_int",
     "check_positive_ints",
     "check_tensor",
+    "check_scale",
+    "check_attn_mask",
+    "check_qkv",
 ]
 
 
@@ -45,8 +49,16 @@ def check_int(name: str, value: object, minimum: int | None = None) -> int:
 
 
 def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` if it is an int ``>= 1``; see :func:`check_int`."""
-    return check_int(name, value, 1)
+    """Return ``value`` if it is an int ``>= 1``; see :func:`check_int`.
+
+    Raises:
+        TypeError: ``value`` is not an int (a bool is not accepted as one).
+        ValueError: ``value < 1``.
+    """
+    check_int(name, value)
+    if value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value}")
+    return value
 
 
 def check_positive_ints(name: str, values: Sequence[int]) -> list[int]:
@@ -87,3 +99,113 @@ def check_tensor(name: str, value: object, *, min_dim: int = 0, finite: bool = F
     if finite and value.device.type != "meta" and not bool(torch.isfinite(value).all()):
         raise ValueError(f"{name} contains NaN or inf values (shape {tuple(value.shape)})")
     return value
+
+
+def check_scale(name: str, value: object) -> float | None:
+    """Return ``value`` if it is ``None`` or a finite real number (not a bool).
+
+    The ``scale`` of every attention kernel: ``None`` means the default ``1 / sqrt(E)``.
+
+    Raises:
+        TypeError: ``value`` is not a number.
+        ValueError: ``value`` is NaN or infinite.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a float or None, got {value!r} of type {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number or None, got {value!r}")
+    return value
+
+
+def check_attn_mask(attn_mask: object, query: Tensor, weights_shape: Sequence[int]) -> Tensor:
+    """Return ``attn_mask`` if it is a valid mask for attention weights of ``weights_shape``.
+
+    The rules of :func:`helpers.attention.scaled_dot_product_attention` (chapter 5), shared by
+    :class:`helpers.multihead.MultiHeadAttention`: a bool mask (``True`` = may attend) or a
+    float bias of the query's dtype, on the query's device, at least 2-D, broadcasting to
+    ``weights_shape`` without enlarging it; a float bias holds finite values and ``-inf`` only
+    (not read on the ``meta`` device, which has no values).
+
+    Args:
+        attn_mask: What the caller passed.
+        query: The queries (for dtype and device).
+        weights_shape: Shape of the attention weights, ``(..., L, S)``.
+
+    Returns:
+        ``attn_mask``, unchanged.
+
+    Raises:
+        TypeError: not a tensor; an integer mask; a float mask of another dtype than ``query``.
+        ValueError: another device; a shape that does not broadcast; NaN or ``+inf`` entries.
+    """
+    weights_shape = tuple(weights_shape)
+    if not isinstance(attn_mask, Tensor):
+        raise TypeError(f"attn_mask must be a torch.Tensor or None, got {type(attn_mask).__name__}")
+    if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+        raise TypeError(
+            f"attn_mask must be a bool tensor (True = may attend) or a float tensor added to the scores, "
+            f"got dtype {attn_mask.dtype}; for a 0/1 integer mask use attn_mask.bool()"
+        )
+    if attn_mask.is_floating_point() and attn_mask.dtype != query.dtype:
+        raise TypeError(f"a float attn_mask must have the query's dtype {query.dtype}, got {attn_mask.dtype}")
+    if attn_mask.device != query.device:
+        raise ValueError(f"attn_mask is on {attn_mask.device} but query is on {query.device}")
+    ok = attn_mask.dim() >= 2
+    if ok:
+        try:
+            ok = torch.broadcast_shapes(attn_mask.shape, weights_shape) == torch.Size(weights_shape)
+        except RuntimeError:
+            ok = False
+    if not ok:
+        raise ValueError(
+            f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to the attention weights' "
+            f"shape {weights_shape} (..., L, S); use e.g. (L, S), (B, 1, L, S) or (B, 1, 1, S)"
+        )
+    if (
+        attn_mask.is_floating_point()
+        and attn_mask.device.type != "meta"
+        and bool(attn_mask.isnan().any() or attn_mask.isposinf().any())
+    ):
+        raise ValueError("a float attn_mask may hold finite values and -inf only, got NaN or +inf")
+    return attn_mask
+
+
+def check_qkv(query: object, key: object, value: object) -> int:
+    """Check the 4-D query/key/value of the efficient kernels; return ``H / H_kv``.
+
+    The layout of :func:`torch.nn.functional.scaled_dot_product_attention`: query
+    ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)``, floating point, one
+    device, with ``H_kv`` dividing ``H`` (grouped-query attention, chapter 6). The kernels then
+    share each key/value head among ``H / H_kv`` query heads with
+    :func:`helpers.attention.repeat_kv`.
+
+    Args:
+        query: Queries.
+        key: Keys.
+        value: Values.
+
+    Returns:
+        ``n_rep = H // H_kv``, the number of query heads per key/value head.
+
+    Raises:
+        TypeError: not floating-point tensors.
+        ValueError: not 4-D, shapes that do not fit together, several devices, or ``H_kv``
+            that does not divide ``H``.
+    """
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        check_tensor(name, t)
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have shape (B, H, len, dim), got {tuple(t.shape)}")
+        if t.device != query.device:
+            raise ValueError(f"query, key and value must be on one device, got query {query.device}, {name} {t.device}")
+    (b, h, _, e), (bk, hk, s, ek), (bv, hv, sv, _) = query.shape, key.shape, value.shape
+    if not (bk == bv == b and hv == hk and sv == s and ek == e):
+        raise ValueError(
+            "expected query (B, H, L, E), key (B, H_kv, S, E), value (B, H_kv, S, Ev), got "
+            f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+        )
+    if hk == 0 or h % hk != 0:
+        raise ValueError(f"key/value heads H_kv={hk} must divide query heads H={h}")
+    return h // hk

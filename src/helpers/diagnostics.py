@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from .checks import check_tensor
+
 __all__ = [
     "attention_entropy",
     "SaturationStats",
@@ -32,15 +34,6 @@ __all__ = [
     "GradientNormTracker",
     "attention_rollout",
 ]
-
-
-def _check_tensor(name: str, value: object, min_dim: int) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if value.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dimension(s), got shape {tuple(value.shape)}")
-    if not value.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
 
 
 def attention_entropy(weights: Tensor, *, normalized: bool = False, average_queries: bool = True) -> Tensor:
@@ -71,20 +64,21 @@ def attention_entropy(weights: Tensor, *, normalized: bool = False, average_quer
         ValueError: if ``weights`` has negative or non-finite entries, or rows that sum to
             neither 1 nor 0 (these are scores, not weights: apply softmax first).
     """
-    _check_tensor("weights", weights, 2)
+    check_tensor("weights", weights, min_dim=2)
     p = weights.float()
-    if not torch.isfinite(p).all() or (p < 0).any():
-        raise ValueError(
-            f"weights must be finite and non-negative (got shape {tuple(weights.shape)}, "
-            f"min {p.min().item():.4g}); pass softmax probabilities, not scores"
-        )
-    sums = p.sum(-1)
-    bad = ((sums - 1).abs() > 1e-3) & (sums.abs() > 1e-6)
-    if bad.any():
-        raise ValueError(
-            f"rows of weights must sum to 1 (or 0 when fully masked); got row sums such as "
-            f"{sums[bad].flatten()[0].item():.4g} in weights of shape {tuple(weights.shape)}"
-        )
+    if p.device.type != "meta":  # the meta device has shapes but no values to check
+        if not torch.isfinite(p).all() or (p < 0).any():
+            raise ValueError(
+                f"weights must be finite and non-negative (got shape {tuple(weights.shape)}, "
+                f"min {p.min().item():.4g}); pass softmax probabilities, not scores"
+            )
+        sums = p.sum(-1)
+        bad = ((sums - 1).abs() > 1e-3) & (sums.abs() > 1e-6)
+        if bad.any():
+            raise ValueError(
+                f"rows of weights must sum to 1 (or 0 when fully masked); got row sums such as "
+                f"{sums[bad].flatten()[0].item():.4g} in weights of shape {tuple(weights.shape)}"
+            )
     entropy = -torch.special.xlogy(p, p).sum(-1)  # (..., L)
     if normalized:
         size = weights.shape[-1]
@@ -133,7 +127,7 @@ def saturation_stats(scores: Tensor, *, threshold: float = 0.99) -> SaturationSt
     Shape:
         scores: ``(..., S)``.
     """
-    _check_tensor("scores", scores, 1)
+    check_tensor("scores", scores, min_dim=1)
     if not 0 < threshold < 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold}")
     logits = scores.float()
@@ -171,7 +165,7 @@ def softmax_jacobian(logits: Tensor) -> Tensor:
     Shape:
         logits: ``(..., S)``; output: ``(..., S, S)``.
     """
-    _check_tensor("logits", logits, 1)
+    check_tensor("logits", logits, min_dim=1)
     p = torch.softmax(logits.float(), dim=-1)  # (..., S)
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., S, S)
 
@@ -322,7 +316,7 @@ def attention_rollout(
         raise ValueError(f"head_fusion must be 'mean', 'max' or 'min', got {head_fusion!r}")
     shape = layers[0].shape if isinstance(layers[0], Tensor) else None
     for index, layer in enumerate(layers):
-        _check_tensor(f"attentions[{index}]", layer, 4)
+        check_tensor(f"attentions[{index}]", layer, min_dim=4)
         if layer.dim() != 4 or layer.shape[-1] != layer.shape[-2] or layer.shape != shape:
             raise ValueError(
                 f"every layer of attentions must be (B, H, L, L) with one shape; "

@@ -25,7 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .efficient import _check_positive_int, _check_qkv, _scale, _softmax_dtype
+from .attention import repeat_kv
+from .checks import check_positive_int, check_qkv, check_scale
 
 __all__ = [
     "linear_attention",
@@ -113,9 +114,10 @@ def linear_attention(
         query ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)`` ->
         ``(B, H, L, Ev)``.
     """
-    key, value = _check_qkv(query, key, value)
+    n_rep = check_qkv(query, key, value)  # H / H_kv
+    key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)  # (B, H, S, E), (B, H, S, Ev)
     _check_causal_lengths(query, key, is_causal)
-    _check_positive_int("chunk_size", chunk_size)
+    check_positive_int("chunk_size", chunk_size)
     if isinstance(feature_map, str):
         if feature_map not in FEATURE_MAPS:
             raise ValueError(f"unknown feature_map {feature_map!r}; expected one of {sorted(FEATURE_MAPS)} or a callable")
@@ -124,7 +126,7 @@ def linear_attention(
         phi = feature_map
     else:
         raise TypeError(f"feature_map must be a str or a callable, got {type(feature_map).__name__}")
-    dtype = _softmax_dtype(query.dtype)
+    dtype = torch.promote_types(query.dtype, torch.float32)  # float32 for half inputs, float64 stays
     phi_q, phi_k = phi(query.to(dtype)), phi(key.to(dtype))  # (B, H, L, E), (B, H, S, E)
     out = _kernel_attention(phi_q, phi_k, value.to(dtype), is_causal=is_causal, eps=eps, chunk_size=chunk_size)
     return out.to(value.dtype)
@@ -137,6 +139,7 @@ def random_feature_projection(
     orthogonal: bool = True,
     generator: torch.Generator | None = None,
     dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
 ) -> Tensor:
     """Draw the Performer's random projection ``W``: rows ``w_r`` each marginally ``N(0, I_dim)``.
 
@@ -152,8 +155,10 @@ def random_feature_projection(
         num_features: Rows ``F`` (random features).
         dim: Columns ``E`` (head dim).
         orthogonal: Orthogonal blocks (FAVOR+) or i.i.d. rows.
-        generator: Random generator.
+        generator: Random generator, on any device: the draws are made on the generator's
+            device (in float64), then moved to ``device``.
         dtype: Floating dtype of the result.
+        device: Device of the result.
 
     Returns:
         The projection.
@@ -161,17 +166,18 @@ def random_feature_projection(
     Shape:
         ``(F, E)``.
     """
-    _check_positive_int("num_features", num_features)
-    _check_positive_int("dim", dim)
+    check_positive_int("num_features", num_features)
+    check_positive_int("dim", dim)
+    draw = {"generator": generator, "dtype": torch.float64, "device": device if generator is None else generator.device}
     if not orthogonal:
-        return torch.randn(num_features, dim, generator=generator, dtype=torch.float64).to(dtype)
+        return torch.randn(num_features, dim, **draw).to(device, dtype)  # (F, E)
     num_blocks = -(-num_features // dim)
-    gauss = torch.randn(num_blocks, dim, dim, generator=generator, dtype=torch.float64)  # (nb, E, E)
+    gauss = torch.randn(num_blocks, dim, dim, **draw)  # (nb, E, E)
     q, r = torch.linalg.qr(gauss)  # batched QR: q (nb, E, E) orthogonal
     q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)  # sign fix: Haar-random
     rows = q.transpose(-1, -2).reshape(num_blocks * dim, dim)[:num_features]  # (F, E) orthonormal per block
-    lengths = torch.randn(num_features, dim, generator=generator, dtype=torch.float64).norm(dim=1)  # chi_E lengths
-    return (rows * lengths[:, None]).to(dtype)  # (F, E)
+    lengths = torch.randn(num_features, dim, **draw).norm(dim=1)  # (F,) chi_E lengths
+    return (rows * lengths[:, None]).to(device, dtype)  # (F, E)
 
 
 def positive_random_features(x: Tensor, projection: Tensor) -> Tensor:
@@ -237,12 +243,16 @@ def performer_attention(
         query ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)`` ->
         ``(B, H, L, Ev)``.
     """
-    key, value = _check_qkv(query, key, value)
+    n_rep = check_qkv(query, key, value)  # H / H_kv
+    key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)  # (B, H, S, E), (B, H, S, Ev)
     _check_causal_lengths(query, key, is_causal)
-    _check_positive_int("num_features", num_features)
-    dtype = _softmax_dtype(query.dtype)
-    root = math.sqrt(_scale(query, scale))
-    w = random_feature_projection(num_features, query.shape[-1], orthogonal=orthogonal, generator=generator, dtype=dtype)
+    check_positive_int("num_features", num_features)
+    check_scale("scale", scale)
+    dtype = torch.promote_types(query.dtype, torch.float32)  # float32 for half inputs, float64 stays
+    root = math.sqrt(1 / math.sqrt(query.size(-1)) if scale is None else scale)
+    w = random_feature_projection(
+        num_features, query.shape[-1], orthogonal=orthogonal, generator=generator, dtype=dtype, device=query.device
+    )  # (F, E)
     q, k = query.to(dtype) * root, key.to(dtype) * root
     q_logits = torch.matmul(q, w.T) - q.pow(2).sum(-1, keepdim=True) / 2  # (B, H, L, F)
     k_logits = torch.matmul(k, w.T) - k.pow(2).sum(-1, keepdim=True) / 2  # (B, H, S, F)
@@ -272,24 +282,38 @@ class LinformerAttention(nn.Module):
         num_heads: Heads (must divide ``embed_dim``).
         share_kv: Use the same projection for keys and values.
         bias: Biases in ``q_proj/k_proj/v_proj/o_proj``.
+        device: Device of the parameters (as for ``torch.nn`` layers).
+        dtype: Dtype of the parameters.
 
     Shape:
         input ``(B, L, D)`` with ``L <= seq_len`` -> ``(B, L, D)``.
     """
 
-    def __init__(self, seq_len: int, k: int, embed_dim: int, num_heads: int, *, share_kv: bool = False, bias: bool = True) -> None:
+    def __init__(
+        self,
+        seq_len: int,
+        k: int,
+        embed_dim: int,
+        num_heads: int,
+        *,
+        share_kv: bool = False,
+        bias: bool = True,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
         super().__init__()
         for name, val in (("seq_len", seq_len), ("k", k), ("embed_dim", embed_dim), ("num_heads", num_heads)):
-            _check_positive_int(name, val)
+            check_positive_int(name, val)
         if embed_dim % num_heads:
             raise ValueError(f"num_heads={num_heads} must divide embed_dim={embed_dim}")
         self.seq_len, self.k, self.num_heads, self.head_dim = seq_len, k, num_heads, embed_dim // num_heads
-        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.v_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.o_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.e_proj = nn.Linear(seq_len, k, bias=False)  # E: (k, n)
-        self.f_proj = self.e_proj if share_kv else nn.Linear(seq_len, k, bias=False)  # F: (k, n)
+        factory = {"device": device, "dtype": dtype}  # as for torch.nn layers
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.v_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.o_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.e_proj = nn.Linear(seq_len, k, bias=False, **factory)  # E: (k, n)
+        self.f_proj = self.e_proj if share_kv else nn.Linear(seq_len, k, bias=False, **factory)  # F: (k, n)
         nn.init.xavier_normal_(self.e_proj.weight)
         nn.init.xavier_normal_(self.f_proj.weight)
 

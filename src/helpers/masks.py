@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from .checks import check_int
+
 __all__ = [
     "causal_mask",
     "padding_mask",
@@ -37,19 +39,10 @@ __all__ = [
 DeviceLike = torch.device | str | None
 
 
-def _check_int(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an int (not a bool) ``>= minimum``, else raise ValueError."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
 def _positions(L: int, S: int, device: DeviceLike) -> tuple[Tensor, Tensor]:
     """Query indices as a column ``(L, 1)`` and key indices as a row ``(1, S)``."""
-    _check_int("L", L, 0)
-    _check_int("S", S, 0)
+    check_int("L", L, 0)
+    check_int("S", S, 0)
     i = torch.arange(L, device=device).unsqueeze(-1)  # (L, 1)
     j = torch.arange(S, device=device).unsqueeze(0)  # (1, S)
     return i, j
@@ -110,7 +103,7 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int, *, device: DeviceLike 
     Shape:
         lengths ``(B,)`` -> ``(B, 1, 1, S)``.
     """
-    _check_int("S", S, 0)
+    check_int("S", S, 0)
     if isinstance(lengths, Tensor):
         if (
             lengths.dim() != 1
@@ -125,9 +118,9 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int, *, device: DeviceLike 
         lengths = lengths.to(device)
     else:
         lengths = torch.tensor(
-            [_check_int("lengths[]", n, 0) for n in lengths], dtype=torch.long, device=device
+            [check_int("lengths[]", n, 0) for n in lengths], dtype=torch.long, device=device
         )
-    if lengths.numel() and (lengths.min() < 0 or lengths.max() > S):
+    if lengths.numel() and lengths.device.type != "meta" and (lengths.min() < 0 or lengths.max() > S):
         raise ValueError(f"every entry of lengths must be in [0, S={S}], got {lengths.tolist()}")
     j = torch.arange(S, device=device)  # (S,)
     return (j < lengths.unsqueeze(-1))[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
@@ -187,8 +180,8 @@ def dilated_mask(
     Shape:
         ``(L, S)``.
     """
-    _check_int("window", window, 1)
-    _check_int("dilation", dilation, 1)
+    check_int("window", window, 1)
+    check_int("dilation", dilation, 1)
     i, j = _positions(L, S, device)
     offset = i - j  # (L, S)
     visible = (offset % dilation == 0) & (offset.abs() < window * dilation)  # (L, S)
@@ -214,7 +207,7 @@ def block_local_mask(L: int, S: int, block_size: int, *, device: DeviceLike = No
     Shape:
         ``(L, S)``.
     """
-    _check_int("block_size", block_size, 1)
+    check_int("block_size", block_size, 1)
     i, j = _positions(L, S, device)
     return i // block_size == j // block_size  # (L, 1) == (1, S) -> (L, S)
 
@@ -252,7 +245,7 @@ def global_tokens_mask(
                 f"global_indices must be a 1-D integer tensor or a sequence of ints, got {global_indices!r}"
             )
         global_indices = global_indices.tolist()
-    indices = [_check_int("global_indices[]", g, 0) for g in global_indices]
+    indices = [check_int("global_indices[]", g, 0) for g in global_indices]
     if any(g >= max(L, S) for g in indices):
         raise ValueError(f"global_indices must be in [0, max(L, S)={max(L, S)}), got {indices}")
     is_global = torch.tensor(indices, dtype=torch.long, device=device)  # (G,)
@@ -274,7 +267,8 @@ def random_mask(
         S: Key length.
         num_random: Keys per query, in ``[0, S]``.
         generator: Source of randomness; ``None`` uses the global RNG.
-        device: Device of the mask (must match the generator's device).
+        device: Device of the mask (the generator may live on any device: the keys are drawn
+            on the generator's device, then moved).
 
     Returns:
         Boolean mask with exactly ``num_random`` True entries per row.
@@ -283,12 +277,12 @@ def random_mask(
         ``(L, S)``.
     """
     _positions(L, S, device)
-    _check_int("num_random", num_random, 0)
+    check_int("num_random", num_random, 0)
     if num_random > S:
         raise ValueError(f"num_random must be <= S={S}, got {num_random}")
-    # (L, S): a uniformly random permutation of the keys in each row
-    order = torch.rand(L, S, generator=generator, device=device).argsort(dim=-1)
-    chosen = order[:, :num_random]  # (L, num_random)
+    draw_device = device if generator is None else generator.device  # a generator fills tensors on its own device
+    order = torch.rand(L, S, generator=generator, device=draw_device).argsort(dim=-1)  # (L, S): a random order per row
+    chosen = order[:, :num_random].to(device)  # (L, num_random)
     mask = torch.zeros(L, S, dtype=torch.bool, device=device)
     return mask.scatter(-1, chosen, True)  # (L, S)
 
@@ -325,7 +319,8 @@ def bigbird_mask(
         num_global_blocks: Number of leading global blocks, ``>= 0``.
         window_blocks: Width of the sliding window in blocks, odd and ``>= 1``.
         num_random_blocks: Random key blocks per query block, ``>= 0``.
-        generator: Source of randomness for the random blocks; ``None`` uses the global RNG.
+        generator: Source of randomness for the random blocks, on any device (the blocks are
+            drawn on the generator's device); ``None`` uses the global CPU RNG.
         device: Device of the mask.
 
     Returns:
@@ -335,22 +330,25 @@ def bigbird_mask(
         ``(L, S)``.
     """
     i, j = _positions(L, S, device)
-    _check_int("block_size", block_size, 1)
-    _check_int("num_global_blocks", num_global_blocks, 0)
-    _check_int("window_blocks", window_blocks, 1)
-    _check_int("num_random_blocks", num_random_blocks, 0)
+    check_int("block_size", block_size, 1)
+    check_int("num_global_blocks", num_global_blocks, 0)
+    check_int("window_blocks", window_blocks, 1)
+    check_int("num_random_blocks", num_random_blocks, 0)
     if window_blocks % 2 == 0:
         raise ValueError(f"window_blocks must be odd (a window centred on the block), got {window_blocks}")
     query_blocks, key_blocks = -(-L // block_size), -(-S // block_size)  # ceil divisions
-    a = torch.arange(query_blocks, device=device).unsqueeze(-1)  # (L_blocks, 1)
-    b = torch.arange(key_blocks, device=device).unsqueeze(0)  # (1, S_blocks)
+    # The block pattern is tiny and drawn row by row (a data-dependent loop): it is built on the
+    # CPU, with each row's random blocks drawn on the generator's device, then moved to `device`.
+    a = torch.arange(query_blocks).unsqueeze(-1)  # (L_blocks, 1)
+    b = torch.arange(key_blocks).unsqueeze(0)  # (1, S_blocks)
     blocks = (a < num_global_blocks) | (b < num_global_blocks)  # global, (L_blocks, S_blocks)
     blocks = blocks | ((a - b).abs() <= window_blocks // 2)  # sliding window of blocks
+    draw_device = None if generator is None else generator.device
     for row in range(num_global_blocks, query_blocks):  # random key blocks for each non-global query block
         unseen = (~blocks[row]).nonzero().squeeze(-1)  # (n_unseen,)
-        draw = torch.randperm(unseen.numel(), generator=generator, device=device)[:num_random_blocks]
-        blocks[row, unseen[draw]] = True
-    return blocks[i // block_size, j // block_size]  # (L, 1), (1, S) -> (L, S)
+        draw = torch.randperm(unseen.numel(), generator=generator, device=draw_device)[:num_random_blocks]
+        blocks[row, unseen[draw.cpu()]] = True
+    return blocks.to(device)[i // block_size, j // block_size]  # (L, 1), (1, S) -> (L, S)
 
 
 def combine_masks(*masks: Tensor, mode: str = "or") -> Tensor:

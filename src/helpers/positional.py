@@ -22,6 +22,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .checks import check_positive_int
+
 __all__ = [
     "sinusoidal_encoding",
     "LearnedPositionalEmbedding",
@@ -35,19 +37,19 @@ __all__ = [
 ]
 
 
-def _check_positive_int(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value}")
-
-
 # ----------------------------------------------------------------------------------------------
 # Absolute positions, added to the token embeddings
 # ----------------------------------------------------------------------------------------------
 
 
-def sinusoidal_encoding(num_positions: int, dim: int, *, base: float = 10000.0) -> Tensor:
+def sinusoidal_encoding(
+    num_positions: int,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> Tensor:
     """Fixed sinusoidal position encodings of "Attention Is All You Need".
 
     ``PE[pos, 2i] = sin(pos / base**(2i / dim))`` and ``PE[pos, 2i + 1] = cos(pos / base**(2i / dim))``:
@@ -62,24 +64,26 @@ def sinusoidal_encoding(num_positions: int, dim: int, *, base: float = 10000.0) 
         num_positions: number of positions ``P`` (rows), positions ``0 .. P - 1``.
         dim: model dimension ``D`` (columns).
         base: the wavelength scale (10000 in the paper).
+        device: device of the result (computed there, in float64).
+        dtype: floating dtype of the result.
 
     Returns:
-        The encodings, float32.
+        The encodings, in ``dtype`` (float32 by default).
 
     Shape:
         output: ``(P, D)``
     """
-    _check_positive_int("num_positions", num_positions)
-    _check_positive_int("dim", dim)
+    check_positive_int("num_positions", num_positions)
+    check_positive_int("dim", dim)
     if base <= 0:
         raise ValueError(f"base must be positive, got {base}")
-    position = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
-    two_i = torch.arange(0, dim, 2, dtype=torch.float64)  # (ceil(D/2),)
+    position = torch.arange(num_positions, dtype=torch.float64, device=device).unsqueeze(1)  # (P, 1)
+    two_i = torch.arange(0, dim, 2, dtype=torch.float64, device=device)  # (ceil(D/2),)
     angle = position / base ** (two_i / dim)  # (P, ceil(D/2))
-    encoding = torch.empty(num_positions, dim, dtype=torch.float64)
+    encoding = torch.empty(num_positions, dim, dtype=torch.float64, device=device)
     encoding[:, 0::2] = torch.sin(angle)  # (P, ceil(D/2))
     encoding[:, 1::2] = torch.cos(angle[:, : dim // 2])  # (P, floor(D/2))
-    return encoding.to(torch.float32)
+    return encoding.to(dtype)
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -94,15 +98,24 @@ class LearnedPositionalEmbedding(nn.Module):
     Args:
         max_positions: number of positions the table holds.
         dim: model dimension ``D``.
+        device: device of the table (as for ``torch.nn`` layers).
+        dtype: dtype of the table.
     """
 
-    def __init__(self, max_positions: int, dim: int) -> None:
+    def __init__(
+        self,
+        max_positions: int,
+        dim: int,
+        *,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
         super().__init__()
-        _check_positive_int("max_positions", max_positions)
-        _check_positive_int("dim", dim)
+        check_positive_int("max_positions", max_positions)
+        check_positive_int("dim", dim)
         self.max_positions = max_positions
         self.dim = dim
-        self.weight = nn.Parameter(torch.empty(max_positions, dim))
+        self.weight = nn.Parameter(torch.empty(max_positions, dim, device=device, dtype=dtype))
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, positions: int | Tensor, *, offset: int = 0) -> Tensor:
@@ -120,12 +133,15 @@ class LearnedPositionalEmbedding(nn.Module):
         Shape:
             output: ``(L, D)`` for an int, ``(*positions.shape, D)`` for a tensor.
         """
+        low = high = None  # the range of the positions, where it can be known
         if isinstance(positions, int):
+            low, high = offset, offset + positions - 1
             positions = torch.arange(offset, offset + positions, device=self.weight.device)  # (L,)
         if positions.is_floating_point():
             raise TypeError(f"positions must be integers, got dtype {positions.dtype}")
-        if positions.numel() > 0:
+        if low is None and positions.numel() > 0 and positions.device.type != "meta":  # meta: no values
             low, high = int(positions.min()), int(positions.max())
+        if low is not None and positions.numel() > 0:
             if low < 0 or high >= self.max_positions:
                 raise ValueError(
                     f"positions must lie in [0, {self.max_positions}) (max_positions={self.max_positions}), "
@@ -177,8 +193,8 @@ def relative_position_bucket(
     """
     if relative_position.is_floating_point():
         raise TypeError(f"relative_position must be an integer tensor, got dtype {relative_position.dtype}")
-    _check_positive_int("num_buckets", num_buckets)
-    _check_positive_int("max_distance", max_distance)
+    check_positive_int("num_buckets", num_buckets)
+    check_positive_int("max_distance", max_distance)
     relative_position = relative_position.long()
     buckets = torch.zeros_like(relative_position)
     if bidirectional:
@@ -211,20 +227,29 @@ class T5RelativeBias(nn.Module):
         bidirectional: ``True`` for an encoder, ``False`` for a causal decoder.
         num_buckets: number of buckets (32 in T5).
         max_distance: offsets at or past this distance share the last bucket (128 in T5).
+        device: device of the bias table (as for ``torch.nn`` layers); the bias is made there.
+        dtype: dtype of the bias table.
     """
 
     def __init__(
-        self, num_heads: int, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+        self,
+        num_heads: int,
+        *,
+        bidirectional: bool = True,
+        num_buckets: int = 32,
+        max_distance: int = 128,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        _check_positive_int("num_heads", num_heads)
+        check_positive_int("num_heads", num_heads)
         # validates num_buckets / max_distance once, at construction
         relative_position_bucket(torch.zeros(1, dtype=torch.long), bidirectional, num_buckets, max_distance)
         self.num_heads = num_heads
         self.bidirectional = bidirectional
         self.num_buckets = num_buckets
         self.max_distance = max_distance
-        self.relative_attention_bias = nn.Embedding(num_buckets, num_heads)
+        self.relative_attention_bias = nn.Embedding(num_buckets, num_heads, device=device, dtype=dtype)
 
     def forward(self, query_length: int, key_length: int, *, query_offset: int = 0) -> Tensor:
         """Computes the additive bias for ``L`` queries and ``S`` keys.
@@ -256,7 +281,9 @@ class T5RelativeBias(nn.Module):
         )
 
 
-def alibi_slopes(num_heads: int) -> Tensor:
+def alibi_slopes(
+    num_heads: int, *, device: torch.device | str | None = None, dtype: torch.dtype = torch.float32
+) -> Tensor:
     """The per-head slopes of ALiBi.
 
     For ``H`` a power of two the slopes are the geometric sequence that starts at and has ratio
@@ -270,14 +297,16 @@ def alibi_slopes(num_heads: int) -> Tensor:
 
     Args:
         num_heads: number of heads ``H``.
+        device: device of the result.
+        dtype: floating dtype of the result.
 
     Returns:
-        The slopes, float32.
+        The slopes, in ``dtype`` (float32 by default).
 
     Shape:
         output: ``(H,)``
     """
-    _check_positive_int("num_heads", num_heads)
+    check_positive_int("num_heads", num_heads)
 
     def power_of_two_slopes(n: int) -> list[float]:
         start = 2.0 ** (-8.0 / n)
@@ -287,10 +316,18 @@ def alibi_slopes(num_heads: int) -> Tensor:
     slopes = power_of_two_slopes(closest_power_of_two)
     if closest_power_of_two != num_heads:
         slopes += power_of_two_slopes(2 * closest_power_of_two)[0::2][: num_heads - closest_power_of_two]
-    return torch.tensor(slopes, dtype=torch.float32)
+    return torch.tensor(slopes, dtype=dtype, device=device)
 
 
-def alibi_bias(num_heads: int, query_length: int, key_length: int, *, is_causal: bool = True) -> Tensor:
+def alibi_bias(
+    num_heads: int,
+    query_length: int,
+    key_length: int,
+    *,
+    is_causal: bool = True,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> Tensor:
     """ALiBi's additive bias ``-slope_h * distance(query, key)``.
 
     Queries are aligned to the end of the keys (bottom-right): query ``i`` sits at position
@@ -307,23 +344,26 @@ def alibi_bias(num_heads: int, query_length: int, key_length: int, *, is_causal:
         query_length: ``L``.
         key_length: ``S``.
         is_causal: whether keys after the query are masked with ``-inf``.
+        device: device of the result (pass the queries' device).
+        dtype: floating dtype of the result (a float ``attn_mask`` must have the queries' dtype).
 
     Returns:
-        A float32 bias to pass as ``attn_mask``.
+        A bias to pass as ``attn_mask``, in ``dtype`` (float32 by default).
 
     Shape:
         output: ``(1, H, L, S)``
     """
-    _check_positive_int("query_length", query_length)
-    _check_positive_int("key_length", key_length)
-    slopes = alibi_slopes(num_heads)  # (H,)
-    query_position = torch.arange(key_length - query_length, key_length)  # (L,)
-    key_position = torch.arange(key_length)  # (S,)
-    distance = (query_position[:, None] - key_position[None, :]).float()  # (L, S), > 0 for past keys
+    check_positive_int("query_length", query_length)
+    check_positive_int("key_length", key_length)
+    compute_dtype = torch.promote_types(dtype, torch.float32)  # distances stay exact integers
+    slopes = alibi_slopes(num_heads, device=device, dtype=compute_dtype)  # (H,)
+    query_position = torch.arange(key_length - query_length, key_length, device=device)  # (L,)
+    key_position = torch.arange(key_length, device=device)  # (S,)
+    distance = (query_position[:, None] - key_position[None, :]).to(compute_dtype)  # (L, S), > 0 for past keys
     bias = -slopes[:, None, None] * distance.abs()  # (H, L, S)
     if is_causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))  # (H, L, S)
-    return bias.unsqueeze(0)  # (1, H, L, S)
+    return bias.unsqueeze(0).to(dtype)  # (1, H, L, S)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -348,20 +388,23 @@ class RotaryEmbedding(nn.Module):
     Args:
         head_dim: ``E``, must be even.
         base: the wavelength scale (10000 in the paper).
+        device: device of the frequencies (a buffer: ``module.to(device)`` moves it too); the
+            cosines and sines are made there.
     """
 
     inv_freq: Tensor
 
-    def __init__(self, head_dim: int, base: float = 10000.0) -> None:
+    def __init__(self, head_dim: int, base: float = 10000.0, *, device: torch.device | str | None = None) -> None:
         super().__init__()
-        _check_positive_int("head_dim", head_dim)
+        check_positive_int("head_dim", head_dim)
         if head_dim % 2:
             raise ValueError(f"head_dim must be even for RoPE (features are rotated in pairs), got {head_dim}")
         if base <= 0:
             raise ValueError(f"base must be positive, got {base}")
         self.head_dim = head_dim
         self.base = base
-        inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (E/2,)
+        exponent = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim  # (E/2,)
+        inv_freq = 1.0 / base**exponent  # (E/2,)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, positions: int | Tensor, *, offset: int = 0) -> tuple[Tensor, Tensor]:
@@ -385,7 +428,7 @@ class RotaryEmbedding(nn.Module):
             positions = positions.unsqueeze(0)  # (1, L)
         if positions.dim() != 2:
             raise ValueError(f"positions must have shape (L,) or (B, L), got {tuple(positions.shape)}")
-        angle = positions.to(torch.float32).unsqueeze(-1) * self.inv_freq  # (B, L, E/2)
+        angle = positions.to(self.inv_freq.device, torch.float32).unsqueeze(-1) * self.inv_freq  # (B, L, E/2)
         angle = torch.cat((angle, angle), dim=-1)  # (B, L, E)
         return angle.cos(), angle.sin()
 

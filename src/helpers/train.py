@@ -261,6 +261,27 @@ class TrainingHistory:
         return self.loss[-1] if self.loss else math.nan
 
 
+def _model_device(model: nn.Module) -> torch.device | None:
+    """Device of the model's first parameter (or buffer); ``None`` for a model with neither."""
+    for tensor in (*model.parameters(), *model.buffers()):
+        return tensor.device
+    return None
+
+
+def _to_device(batch: Any, device: torch.device | None) -> Any:
+    """Move every tensor of ``batch`` (a tensor, or tuples, lists and dicts of them) to ``device``."""
+    if device is None:
+        return batch
+    if isinstance(batch, Tensor):
+        return batch.to(device)
+    if isinstance(batch, Mapping):
+        return {key: _to_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, (tuple, list)):
+        items = [_to_device(item, device) for item in batch]
+        return type(batch)(*items) if hasattr(batch, "_fields") else type(batch)(items)  # namedtuples too
+    return batch
+
+
 def _call_model(model: nn.Module, inputs: Any) -> Any:
     if isinstance(inputs, Tensor):
         return model(inputs)
@@ -317,7 +338,8 @@ def train(
     """Train ``model`` with AdamW on batches from ``make_batch``; return what happened.
 
     Each step: set the learning rate (warm-up and decay, :func:`lr_schedule`), draw
-    ``make_batch(step)``, run the model (see the module docstring for the contract), compute
+    ``make_batch(step)`` and move its tensors (also inside tuples, lists and dicts) to the
+    device of the model's parameters, run the model (see the module docstring for the contract), compute
     ``loss_fn``, back-propagate, record the gradient norm, clip it to ``clip_grad_norm`` if
     given, and take an AdamW step (Loshchilov & Hutter, 2019). Every ``eval_every`` steps and
     after the last one, ``eval_fn(model)`` runs with the model in eval mode and under
@@ -371,6 +393,7 @@ def train(
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no parameters that require gradients")
+    device = _model_device(model)
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     history = TrainingHistory()
     tracker = GradientNormTracker(model) if record_grad_norms else None
@@ -384,7 +407,7 @@ def train(
             step_lr = lr_schedule(step, lr=lr, steps=steps, warmup_steps=warmup_steps, decay=lr_decay)
             for group in optimizer.param_groups:
                 group["lr"] = step_lr
-            inputs, targets = make_batch(step)
+            inputs, targets = _to_device(make_batch(step), device)  # the batch goes where the model is
             logits, attention = _split_output(_call_model(model, inputs))
             loss = loss_fn(logits, targets)
             optimizer.zero_grad(set_to_none=True)
