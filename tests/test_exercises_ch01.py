@@ -188,7 +188,7 @@ def test_task_names_explains_each_kind_of_mix_up():
 
 @pytest.mark.slow
 def test_mystery_alignments_follow_their_tasks():
-    from helpers.experiments.bottleneck import alignment_mass, source_positions
+    from helpers.experiments.alignments import alignment_mass, source_positions
 
     mystery = ch01.mystery_alignments(steps=150)
     sources = [src for src, _ in mystery.values()]

@@ -16,7 +16,10 @@ that one difference:
   "RNNencdec"), and ``sum_j alpha_ij h_j`` with ``alpha_i = softmax_j(v^T tanh(W_q s_{i-1} +
   W_k h_j))`` with attention ("RNNsearch", :class:`~helpers.attention.AdditiveAttention`).
 
-Token conventions are those of :mod:`helpers.tasks` (``BOS_TOKEN`` starts decoding).
+Token conventions are those of :mod:`helpers.tasks` (``BOS_TOKEN`` starts decoding). This
+module holds the model only; training it and scoring it on a task are in
+:mod:`helpers.experiments.seq2seq_training`, and the chapter's measurements in the other
+chapter-1 modules of :mod:`helpers.experiments`.
 
 Shape legend:
     B: batch size
@@ -31,38 +34,14 @@ Explained in chapter 1.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import AdditiveAttention, scaled_dot_product_attention
-from .tasks import BOS_TOKEN, copy_task, reverse_task, sort_task
-from .train import TrainingHistory, num_threads, sequence_accuracy, set_seed, token_accuracy, train
+from .attention import AdditiveAttention
+from .checks import check_positive_int
+from .tasks import BOS_TOKEN
 
-__all__ = [
-    "Seq2SeqGRU",
-    "AlignmentRecorder",
-    "train_seq2seq",
-    "evaluate_seq2seq",
-    "GradientByDistance",
-    "gradient_by_distance",
-    "sequential_vs_parallel_time",
-]
-
-TaskFn = Callable[..., tuple[Tensor, Tensor]]
-_TASKS: dict[str, TaskFn] = {"copy": copy_task, "reverse": reverse_task, "sort": sort_task}
-
-
-def _task_fn(task: str | TaskFn) -> TaskFn:
-    if callable(task):
-        return task
-    if task not in _TASKS:
-        raise ValueError(f"task must be one of {sorted(_TASKS)} or a callable, got {task!r}")
-    return _TASKS[task]
+__all__ = ["Seq2SeqGRU"]
 
 
 class Seq2SeqGRU(nn.Module):
@@ -90,8 +69,9 @@ class Seq2SeqGRU(nn.Module):
     ) -> None:
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("embed_dim", embed_dim), ("hidden_dim", hidden_dim)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, value)
+        if attention_dim is not None:
+            check_positive_int("attention_dim", attention_dim)
         if not isinstance(attention, bool):
             raise TypeError(f"attention must be a bool, got {type(attention).__name__}")
         self.vocab_size = vocab_size
@@ -213,248 +193,3 @@ class Seq2SeqGRU(nn.Module):
         """
         logits, _ = self(src, max_len=max_len)
         return logits.argmax(-1)  # (B, T)
-
-
-class AlignmentRecorder:
-    """A :func:`~helpers.train.train` callback that snapshots the alignment of fixed examples.
-
-    Every ``every`` steps (and at step 0) it runs the model in eval mode, teacher-forced, on
-    ``(src, tgt)`` and stores the alignment, so that the chapter can show the heatmap forming
-    during training. Explained in chapter 1.
-
-    Args:
-        src: Source tokens to watch.
-        tgt: Their targets.
-        every: Snapshot period in steps.
-
-    Attributes:
-        steps: The steps of the snapshots.
-        alignments: The alignments, each ``(B, T, S)``.
-    """
-
-    def __init__(self, src: Tensor, tgt: Tensor, every: int = 25) -> None:
-        if not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive int, got {every!r}")
-        self.src, self.tgt, self.every = src, tgt, every
-        self.steps: list[int] = []
-        self.alignments: list[Tensor] = []
-
-    def __call__(self, step: int, model: nn.Module, history: TrainingHistory) -> None:
-        if step % self.every:
-            return
-        was_training = model.training
-        model.eval()
-        with torch.no_grad():
-            _, alignment = model(self.src, self.tgt)
-        model.train(was_training)
-        if alignment is None:
-            raise ValueError("AlignmentRecorder needs a model with attention (it returned no alignment)")
-        self.steps.append(step)
-        self.alignments.append(alignment.clone())
-
-
-def train_seq2seq(
-    model: Seq2SeqGRU,
-    *,
-    task: str | TaskFn = "reverse",
-    lengths: Sequence[int],
-    steps: int,
-    batch_size: int = 32,
-    lr: float = 1e-2,
-    warmup_steps: int = 0,
-    lr_decay: str = "cosine",
-    clip_grad_norm: float | None = 1.0,
-    seed: int = 0,
-    callback: Callable[[int, nn.Module, TrainingHistory], bool | None] | None = None,
-) -> TrainingHistory:
-    """Train a :class:`Seq2SeqGRU` with teacher forcing on a sequence task of mixed lengths.
-
-    Each step draws one length uniformly from ``lengths`` and a fresh batch of that length
-    (seeded by ``seed`` and the step), so the model never sees the same batch twice. The
-    defaults (batch 32, AdamW at 1e-2 with cosine decay, clipping at 1) are the ones tuned for
-    chapter 1's experiment. Explained in chapter 1.
-
-    Args:
-        model: The model (trained in place).
-        task: ``"copy"``, ``"reverse"``, ``"sort"`` or a function like :func:`~helpers.tasks.copy_task`.
-        lengths: Sequence lengths to draw from.
-        steps: Number of optimisation steps.
-        batch_size: Sequences per batch.
-        lr: AdamW peak learning rate.
-        warmup_steps: Linear warm-up steps.
-        lr_decay: ``"none"``, ``"linear"`` or ``"cosine"`` (see :func:`~helpers.train.lr_schedule`).
-        clip_grad_norm: Gradient clipping (recurrent nets need it), or None.
-        seed: Seed of the batches and of :func:`~helpers.train.train`.
-        callback: Passed to :func:`~helpers.train.train` (e.g. an :class:`AlignmentRecorder`).
-
-    Returns:
-        The :class:`~helpers.train.TrainingHistory`.
-    """
-    make = _task_fn(task)
-    lengths = list(lengths)
-    if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
-        raise ValueError(f"lengths must be a non-empty list of positive ints, got {lengths!r}")
-    gen = torch.Generator().manual_seed(seed)
-    picks = torch.randint(0, len(lengths), (steps,), generator=gen).tolist()
-
-    def make_batch(step: int) -> tuple[tuple[Tensor, Tensor], Tensor]:
-        src, tgt = make(batch_size, lengths[picks[step]], model.vocab_size, seed=seed * 1_000_003 + step)
-        return (src, tgt), tgt
-
-    return train(
-        model, make_batch, steps=steps, lr=lr, warmup_steps=warmup_steps, lr_decay=lr_decay,
-        clip_grad_norm=clip_grad_norm, seed=seed, callback=callback,
-    )
-
-
-@torch.no_grad()
-def evaluate_seq2seq(
-    model: Seq2SeqGRU, seq_len: int, *, task: str | TaskFn = "reverse", num_samples: int = 256, seed: int = 12345
-) -> dict[str, float]:
-    """Greedy-decoding accuracy of a model at one source length, on fresh seeded data.
-
-    Explained in chapter 1.
-
-    Args:
-        model: The model.
-        seq_len: Source (and target) length.
-        task: As in :func:`train_seq2seq`.
-        num_samples: Number of test sequences.
-        seed: Seed of the test data (keep it apart from training seeds).
-
-    Returns:
-        ``{"token_accuracy": ..., "sequence_accuracy": ...}``: the fraction of tokens right, and
-        of sequences with every token right.
-    """
-    src, tgt = _task_fn(task)(num_samples, seq_len, model.vocab_size, seed=seed)
-    was_training = model.training
-    model.eval()
-    predictions = model.generate(src, max_len=tgt.shape[1])  # (N, T)
-    model.train(was_training)
-    return {
-        "token_accuracy": token_accuracy(predictions, tgt),
-        "sequence_accuracy": sequence_accuracy(predictions, tgt),
-    }
-
-
-@dataclass(frozen=True)
-class GradientByDistance:
-    """Gradient norms of the last output with respect to each input, by distance.
-
-    Attributes:
-        distance: Distance ``L - 1 - j`` of input position ``j`` from the last position.
-        rnn: Mean Frobenius norm of ``d h_{L-1} / d x_j`` for a GRU, per distance.
-        attention: The same for one self-attention layer.
-    """
-
-    distance: Tensor
-    rnn: Tensor
-    attention: Tensor
-
-
-def _jacobian_norms(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
-    """Frobenius norm of d fn(x) / d x[j] for every position j; fn maps (L, D) to (D_out,)."""
-    jac = torch.autograd.functional.jacobian(fn, x)  # (D_out, L, D)
-    return jac.pow(2).sum((0, 2)).sqrt()  # (L,)
-
-
-def gradient_by_distance(seq_len: int = 32, dim: int = 32, *, seeds: Sequence[int] = (0, 1, 2)) -> GradientByDistance:
-    """How strongly the last output depends on each input, for a GRU and for self-attention.
-
-    At initialisation (PyTorch's default, seeded), with standard-normal input embeddings,
-    measure ``||d y_{L-1} / d x_j||_F`` for every position ``j``: ``y`` is the GRU's last hidden
-    state, or the last output of one single-head self-attention layer (``W_q, W_k, W_v``, scaled
-    dot product, no residual). In the GRU the signal from ``x_j`` passes through ``L - 1 - j``
-    recurrent steps and its gradient shrinks roughly geometrically with distance; in attention
-    every input is one step away, so the gradient does not depend on distance. Averaged over
-    ``seeds``. Explained in chapter 1.
-
-    Args:
-        seq_len: Sequence length L.
-        dim: Embedding and hidden size.
-        seeds: Seeds to average over.
-
-    Returns:
-        A :class:`GradientByDistance`, indexed by distance ``0 .. L - 1``.
-    """
-    if not isinstance(seq_len, int) or seq_len < 2 or not isinstance(dim, int) or dim < 1:
-        raise ValueError(f"seq_len must be an int >= 2 and dim an int >= 1, got seq_len={seq_len!r}, dim={dim!r}")
-    if len(seeds) == 0:
-        raise ValueError("seeds must hold at least one seed")
-    rnn_norms, attention_norms = [], []
-    with num_threads(1):
-        for seed in seeds:
-            set_seed(seed)
-            gru = nn.GRU(dim, dim, batch_first=True)
-            q_proj, k_proj, v_proj = (nn.Linear(dim, dim, bias=False) for _ in range(3))
-            x = torch.randn(seq_len, dim)  # (L, D)
-
-            def rnn_last(inputs: Tensor) -> Tensor:
-                return gru(inputs[None])[0][0, -1]  # (1, L, D) -> (D,)
-
-            def attention_last(inputs: Tensor) -> Tensor:
-                q, k, v = q_proj(inputs)[None], k_proj(inputs)[None], v_proj(inputs)[None]  # (1, L, D) each
-                return scaled_dot_product_attention(q, k, v)[0, -1]  # (1, L, D) -> (D,)
-
-            rnn_norms.append(_jacobian_norms(rnn_last, x).flip(0))  # index by distance L - 1 - j
-            attention_norms.append(_jacobian_norms(attention_last, x).flip(0))
-    return GradientByDistance(
-        distance=torch.arange(seq_len),
-        rnn=torch.stack(rnn_norms).mean(0),
-        attention=torch.stack(attention_norms).mean(0),
-    )
-
-
-@torch.no_grad()
-def sequential_vs_parallel_time(
-    lengths: Sequence[int], dim: int = 64, *, batch_size: int = 8, repeats: int = 5, threads: int = 1
-) -> list[dict[str, float | int]]:
-    """Wall time of a GRU over n steps against one self-attention layer over n tokens.
-
-    Both in their fastest PyTorch form: ``nn.GRU`` (a fused loop, but its n steps must run one
-    after another) and ``torch.nn.functional.scaled_dot_product_attention`` after one QKV
-    projection (``O(n^2 d)`` work in a few large matrix products that no step has to wait for).
-    What parallel hardware can exploit is the number of sequential steps, n against 1; on one
-    CPU thread (the default) nothing runs in parallel, so the times compare the total work, and
-    attention's ``n^2`` eventually costs more. Median of ``repeats`` runs after a warm-up run.
-    Timings are measurements, not seeded numbers: they vary by machine and load. Explained in
-    chapter 1.
-
-    Args:
-        lengths: Sequence lengths n.
-        dim: Model width d.
-        batch_size: Batch size.
-        repeats: Timed runs per length.
-        threads: Intra-op threads.
-
-    Returns:
-        A list with one dict per length, holding ``seq_len``, ``gru_ms``, ``attention_ms``, and the number of
-        sequential steps ``gru_sequential_steps`` (n) and ``attention_sequential_steps`` (1).
-    """
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
-    rows: list[dict[str, float | int]] = []
-    with num_threads(threads):
-        set_seed(0)
-        gru = nn.GRU(dim, dim, batch_first=True)
-        qkv = nn.Linear(dim, 3 * dim)
-
-        def run_attention(x: Tensor) -> Tensor:
-            q, k, v = qkv(x).chunk(3, dim=-1)  # (B, n, 3d) -> 3 x (B, n, d)
-            return F.scaled_dot_product_attention(q, k, v)  # (B, n, n) weights -> (B, n, d)
-
-        for seq_len in lengths:
-            x = torch.randn(batch_size, seq_len, dim)  # (B, n, d)
-            timings = {}
-            for name, fn in (("gru_ms", lambda: gru(x)), ("attention_ms", lambda: run_attention(x))):
-                fn()
-                samples = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    fn()
-                    samples.append((time.perf_counter() - start) * 1000)
-                timings[name] = sorted(samples)[len(samples) // 2]
-            rows.append(
-                {"seq_len": seq_len, **timings, "gru_sequential_steps": seq_len, "attention_sequential_steps": 1}
-            )
-    return rows

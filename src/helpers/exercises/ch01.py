@@ -294,7 +294,9 @@ def mystery_alignments(
         A dict from each label to a pair ``(src, alignment)``, one source sequence ``(S,)`` and
         the model's alignment ``(T, S)`` on it (teacher-forced).
     """
-    from helpers.rnn import Seq2SeqGRU, train_seq2seq  # noqa: PLC0415 (keep the import of this module light)
+    # imported here, not at the top: keep the import of this module light
+    from helpers.experiments.seq2seq_training import train_seq2seq  # noqa: PLC0415
+    from helpers.rnn import Seq2SeqGRU  # noqa: PLC0415
     from helpers.tasks import FIRST_CONTENT_TOKEN  # noqa: PLC0415
     from helpers.train import num_threads, set_seed  # noqa: PLC0415
 

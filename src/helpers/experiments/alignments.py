@@ -1,0 +1,155 @@
+"""Reading an alignment: where attention looked, and what the output actually depends on.
+
+An alignment (Bahdanau et al., 2015) is the matrix of attention weights of a decoder over its
+source, one row per output step. Chapter 1 reads it two ways:
+
+- :func:`source_positions` and :func:`alignment_mass` -- score an alignment against the
+  positions a task reads from (the anti-diagonal of reversal, the diagonal of copying);
+- :func:`occlusion_dependence` -- what an alignment does *not* show: how much each output
+  actually changes when one source token is replaced, to set beside the attention weights
+  (Jain & Wallace, 2019; Wiegreffe & Pinter, 2019).
+
+Shape legend::
+
+    B     batch size
+    S     source length
+    T     target length (= S for the copy, reverse and sort tasks)
+    V     vocabulary size
+
+Deterministic: the same arguments give the same numbers. Explained in chapter 1.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from ..checks import check_int
+from ..tasks import FIRST_CONTENT_TOKEN
+
+__all__ = [
+    "source_positions",
+    "alignment_mass",
+    "occlusion_dependence",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Where attention looked, scored against where the task reads from
+# --------------------------------------------------------------------------------------------
+
+
+def source_positions(task: str, src: Tensor) -> Tensor:
+    """For each output step, the source position a perfect model reads from.
+
+    ``copy``: output ``i`` reads source ``i``; ``reverse``: source ``S - 1 - i``; ``sort``: the
+    position of the ``i``-th smallest token (ties in source order, as a stable sort gives).
+    Explained in chapter 1.
+
+    Args:
+        task: ``"copy"``, ``"reverse"`` or ``"sort"``.
+        src: Source tokens.
+
+    Returns:
+        Source positions, int64.
+
+    Shape:
+        src ``(B, S)`` -> ``(B, S)``.
+    """
+    if not isinstance(src, Tensor) or src.dim() != 2:
+        raise ValueError(f"src must be a (B, S) tensor, got {getattr(src, 'shape', type(src))}")
+    batch, length = src.shape
+    if task == "copy":
+        return torch.arange(length).expand(batch, length).clone()
+    if task == "reverse":
+        return torch.arange(length - 1, -1, -1).expand(batch, length).clone()
+    if task == "sort":
+        return torch.sort(src, dim=1, stable=True).indices
+    raise ValueError(f"task must be 'copy', 'reverse' or 'sort', got {task!r}")
+
+
+def alignment_mass(alignment: Tensor, positions: Tensor, *, window: int = 0) -> float:
+    """Mean attention weight within ``window`` positions of where each output step should read.
+
+    With ``window=0``: the weight on the exact source position; 1 for an alignment that puts
+    all its weight where the task reads from, ``1 / S`` for a uniform one. A bidirectional
+    encoder state ``h_j`` also carries its neighbours' tokens, so a trained model may read
+    token ``j`` from ``h_{j+1}`` or ``h_{j-1}``: ``window=1`` counts those too. Explained in
+    chapter 1.
+
+    Args:
+        alignment: Attention of each output step over the source (rows sum to 1).
+        positions: The source position of each output step (:func:`source_positions`).
+        window: How far from the position a weight still counts (``>= 0``).
+
+    Returns:
+        The mean weight, in [0, 1].
+
+    Shape:
+        alignment ``(T, S)`` or ``(B, T, S)``; positions ``(T,)`` or ``(B, T)``.
+    """
+    check_int("window", window, 0)
+    if alignment.dim() == 2:
+        alignment = alignment[None]
+    if positions.dim() == 1:
+        positions = positions[None]
+    if alignment.dim() != 3 or positions.shape != alignment.shape[:2]:
+        raise ValueError(f"alignment must be (B, T, S) and positions (B, T), got {tuple(alignment.shape)} "
+                         f"and {tuple(positions.shape)}")
+    columns = torch.arange(alignment.shape[-1])  # (S,)
+    near = (columns - positions[..., None]).abs() <= window  # (B, T, 1) vs (S,) -> (B, T, S)
+    return (alignment * near).sum(-1).mean().item()
+
+
+# --------------------------------------------------------------------------------------------
+# What an alignment does not show: dependence measured by occlusion
+# --------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def occlusion_dependence(model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None) -> Tensor:
+    """How much each output changes when one source token is replaced: dependence, measured.
+
+    For each source position ``j`` the token there is replaced by the next content token
+    (``FIRST_CONTENT_TOKEN .. V - 1``, cyclically), and the teacher-forced output distribution
+    of every step ``i`` is compared with the original one by total-variation distance
+    ``0.5 * sum_v |p_i(v) - p'_i(v)|``: 0 when output ``i`` ignores token ``j``, 1 when it
+    changes completely. Unlike an attention weight, this is what the output *does* with the
+    token (Jain & Wallace, 2019, compare attention with such measures). Explained in chapter 1;
+    chapter 6 returns to reading attention maps.
+
+    Args:
+        model: A model called as ``model(src, tgt)`` that returns ``logits`` or
+            ``(logits, ...)``, e.g. :class:`~helpers.rnn.Seq2SeqGRU`.
+        src: Source tokens of one sequence.
+        tgt: Its target tokens (teacher forcing).
+        vocab_size: Vocabulary size (default ``model.vocab_size``).
+
+    Returns:
+        The dependence matrix, whose entry ``[i, j]`` is the change of output ``i`` when source
+        token ``j`` is replaced.
+
+    Shape:
+        src ``(1, S)``, tgt ``(1, T)`` -> ``(T, S)``.
+    """
+    if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
+        raise ValueError(f"src must be one sequence (1, S), got {getattr(src, 'shape', type(src))}")
+    if not isinstance(tgt, Tensor) or tgt.dim() != 2 or tgt.shape[0] != 1:
+        raise ValueError(f"tgt must be one sequence (1, T), got {getattr(tgt, 'shape', type(tgt))}")
+    vocab_size = vocab_size if vocab_size is not None else getattr(model, "vocab_size", None)
+    if not isinstance(vocab_size, int) or vocab_size <= FIRST_CONTENT_TOKEN + 1:
+        raise ValueError(f"vocab_size must be an int > {FIRST_CONTENT_TOKEN + 1}, got {vocab_size!r}")
+    length = src.shape[1]
+    n_content = vocab_size - FIRST_CONTENT_TOKEN
+    occluded = src.repeat(length, 1)  # (S, S): row j will have token j replaced
+    rows = torch.arange(length)
+    occluded[rows, rows] = (occluded[rows, rows] - FIRST_CONTENT_TOKEN + 1) % n_content + FIRST_CONTENT_TOKEN
+    was_training = model.training
+    model.eval()
+    batch_src = torch.cat([src, occluded])  # (1 + S, S): the original first
+    output = model(batch_src, tgt.expand(1 + length, -1))
+    model.train(was_training)
+    logits = output[0] if isinstance(output, (tuple, list)) else output  # (1 + S, T, V)
+    probs = torch.softmax(logits.float(), dim=-1)  # (1 + S, T, V)
+    change = 0.5 * (probs[1:] - probs[:1]).abs().sum(-1)  # (S, T): row j = source j replaced
+    return change.T.contiguous()  # (T, S)

@@ -1,0 +1,79 @@
+"""Tests of helpers.experiments.alignments (chapter 1): alignment scores against closed forms, and
+occlusion against hand-built models whose dependence is known."""
+
+import pytest
+import torch
+from torch import nn
+
+from helpers.experiments.alignments import alignment_mass, occlusion_dependence, source_positions
+from helpers.tasks import FIRST_CONTENT_TOKEN, reverse_task
+
+
+def test_source_positions_read_the_target_from_the_source():
+    src = torch.tensor([[5, 3, 9, 3, 2], [4, 4, 7, 2, 8]])
+    for task, target in (("copy", src), ("reverse", src.flip(1)), ("sort", src.sort(dim=1).values)):
+        positions = source_positions(task, src)
+        assert torch.equal(src.gather(1, positions), target), task
+    assert source_positions("sort", src)[0].tolist() == [4, 1, 3, 0, 2]  # ties in source order
+    with pytest.raises(ValueError, match="task"):
+        source_positions("shuffle", src)
+
+
+def test_alignment_mass_is_one_for_the_perfect_alignment_and_one_over_s_for_uniform():
+    length = 6
+    positions = source_positions("reverse", torch.zeros(1, length, dtype=torch.long))[0]
+    perfect = torch.eye(length).flip(1)  # (T, S): the anti-diagonal
+    assert alignment_mass(perfect, positions) == pytest.approx(1.0)
+    assert alignment_mass(torch.eye(length), positions) == pytest.approx(0.0)
+    uniform = torch.full((length, length), 1 / length)
+    assert alignment_mass(uniform, positions) == pytest.approx(1 / length)
+    # window 1: three columns per row, two at the edges -> (2 + 3 * (L - 2) + 2) / (L * L)
+    assert alignment_mass(uniform, positions, window=1) == pytest.approx((4 + 3 * (length - 2)) / length**2)
+    shifted = torch.roll(perfect, shifts=1, dims=1)  # one column to the right (wraps at the edge)
+    assert alignment_mass(shifted, positions) == pytest.approx(0.0)
+    assert alignment_mass(shifted, positions, window=1) == pytest.approx((length - 1) / length)
+
+
+# --------------------------------------------------------------------------------------------
+# occlusion_dependence
+# --------------------------------------------------------------------------------------------
+
+
+class PerfectReverser(nn.Module):
+    """Logits that put (almost) all probability on the reversed source token."""
+
+    vocab_size = 12
+
+    def forward(self, src, tgt):
+        return 30.0 * nn.functional.one_hot(src.flip(1), self.vocab_size).float(), None  # (B, T, V)
+
+
+class SourceBlind(nn.Module):
+    vocab_size = 12
+
+    def forward(self, src, tgt):
+        return nn.functional.one_hot(tgt, self.vocab_size).float()  # ignores src entirely
+
+
+def test_occlusion_of_a_perfect_reverser_is_the_anti_diagonal():
+    src, tgt = reverse_task(1, 7, 12, seed=0)
+    dependence = occlusion_dependence(PerfectReverser(), src, tgt)
+    torch.testing.assert_close(dependence, torch.eye(7).flip(1), atol=1e-6, rtol=0)
+
+
+def test_occlusion_of_a_model_that_ignores_the_source_is_zero():
+    src, tgt = reverse_task(1, 5, 12, seed=1)
+    torch.testing.assert_close(occlusion_dependence(SourceBlind(), src, tgt), torch.zeros(5, 5))
+
+
+def test_occlusion_replaces_every_token_by_another_content_token():
+    # the largest content token wraps around to the first one: still a change, still a content token
+    src = torch.tensor([[11, FIRST_CONTENT_TOKEN, 6]])
+    dependence = occlusion_dependence(PerfectReverser(), src, src.flip(1))
+    assert torch.all(dependence.flip(1).diagonal() > 0.999)
+
+
+def test_occlusion_rejects_a_batch():
+    src, tgt = reverse_task(2, 4, 12, seed=0)
+    with pytest.raises(ValueError, match="one sequence"):
+        occlusion_dependence(PerfectReverser(), src, tgt)

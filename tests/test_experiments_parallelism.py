@@ -1,0 +1,41 @@
+"""Tests of helpers.experiments.parallelism (chapter 1): operation counts on computations whose
+chains of matrix products are known, and the timing table's structure."""
+
+import torch
+
+from helpers.experiments.parallelism import operation_profile, operation_profiles, sequential_vs_parallel_time
+
+
+def test_profile_counts_a_chain_of_products_and_independent_products():
+    x, w = torch.randn(3, 3), torch.randn(3, 3)
+
+    def chain(x):
+        for _ in range(5):
+            x = torch.tanh(x @ w)
+        return x
+
+    profile = operation_profile(chain, x)
+    assert (profile.matmuls, profile.matmul_depth) == (5, 5)
+    assert profile.op_names["aten.tanh"] == 5
+    side_by_side = operation_profile(lambda x: x @ w + (x * 2) @ w + x.T @ w, x)
+    assert (side_by_side.matmuls, side_by_side.matmul_depth) == (3, 1)
+    in_place = operation_profile(lambda x: (x @ w).add_(1.0) @ w, x)
+    assert in_place.matmul_depth == 2
+
+
+def test_gru_chain_grows_with_length_and_attention_chain_does_not():
+    rows = operation_profiles([4, 8, 16], dim=8)
+    assert [r["gru_depth"] for r in rows] == [4, 8, 16]  # step t waits for step t - 1
+    assert rows[1]["gru_matmuls"] - rows[0]["gru_matmuls"] == 4  # one recurrent product per step
+    assert rows[2]["gru_matmuls"] - rows[1]["gru_matmuls"] == 8
+    assert {r["attention_depth"] for r in rows} == {4}  # projections, Q K^T, weights x V, output projection
+    assert {r["attention_matmuls"] for r in rows} == {rows[0]["attention_matmuls"]}
+    assert {r["attention_ops"] for r in rows} == {rows[0]["attention_ops"]}
+
+
+def test_sequential_vs_parallel_time_reports_positive_times():
+    rows = sequential_vs_parallel_time([4, 8], 8, repeats=2)
+    assert [r["seq_len"] for r in rows] == [4, 8]
+    assert all(r["gru_ms"] > 0 and r["attention_ms"] > 0 for r in rows)
+    assert [r["gru_sequential_steps"] for r in rows] == [4, 8]
+    assert all(r["attention_sequential_steps"] == 1 for r in rows)
