@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from helpers.blocks import TinyConfig, TinyDecoder, TinyEncoder, TinyEncoderDecoder, TinyGPT, TransformerBlock
+from helpers.blocks import TransformerBlock
+from helpers.models import TinyConfig, TinyDecoder, TinyEncoder, TinyEncoderDecoder, TinyGPT
 from helpers.multihead import MultiHeadAttention
 
 TOL = dict(atol=1e-5, rtol=1e-5)

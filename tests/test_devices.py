@@ -18,7 +18,8 @@ from torch import Tensor, nn
 import helpers
 from helpers import efficient, efficient_linear, masks, positional
 from helpers.attention import repeat_kv, scaled_dot_product_attention
-from helpers.blocks import TinyConfig, TinyEncoder, TinyEncoderDecoder, TinyGPT, TransformerBlock
+from helpers.blocks import TransformerBlock
+from helpers.models import TinyConfig, TinyEncoder, TinyEncoderDecoder, TinyGPT
 from helpers.chunked import chunked_attention, online_softmax_attention
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.train import train

@@ -12,15 +12,20 @@ Modules (each public name is re-exported here):
 - :mod:`helpers.masks` -- boolean mask builders (chapter 5)
 - :mod:`helpers.multihead` -- multi-head, grouped-query and multi-query attention, KV cache (chapters 4, 6)
 - :mod:`helpers.positional` -- sinusoidal, learned, T5 relative, ALiBi, RoPE (chapter 6)
-- :mod:`helpers.blocks` -- Transformer blocks (Pre-LN, Post-LN) and tiny models
+- :mod:`helpers.blocks` -- Transformer blocks (Pre-LN, Post-LN) (chapter 6)
+- :mod:`helpers.models` -- tiny encoder, decoder, GPT-style and encoder-decoder models (chapters 4-6)
 - :mod:`helpers.rnn` -- GRU encoder-decoder with and without attention (chapter 1)
-- :mod:`helpers.efficient` -- sliding-window, sparse, hierarchical, chunked attention (chapters 5-6)
+- :mod:`helpers.efficient` -- sliding-window, block-sparse, BigBird, hierarchical attention (chapter 5)
 - :mod:`helpers.efficient_linear` -- linear attention, Performer, Linformer (chapter 5)
+- :mod:`helpers.chunked` -- chunked, exact attention: FlashAttention's online softmax (chapter 6)
+- :mod:`helpers.memory` -- gradient checkpointing, KV-cache size, allocation tracking (chapter 6)
 - :mod:`helpers.vision` -- channel (SE) and spatial (CBAM) attention (chapter 5)
 - :mod:`helpers.diagnostics` -- entropy, saturation, gradient norms, rollout (chapters 3, 6)
 - :mod:`helpers.tasks`, :mod:`helpers.train` -- seeded synthetic tasks and a small training loop
 - :mod:`helpers.viz` -- Plotly figures, ipywidgets explorers, BertViz wrapper
 - :mod:`helpers.exercises` -- checkers for the labs' exercises
+
+Not re-exported: :mod:`helpers.checks`, the input checks every module shares.
 """
 
 from .attention import *  # noqa: F401,F403
@@ -28,9 +33,12 @@ from .masks import *  # noqa: F401,F403
 from .multihead import *  # noqa: F401,F403
 from .positional import *  # noqa: F401,F403
 from .blocks import *  # noqa: F401,F403
+from .models import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .efficient import *  # noqa: F401,F403
 from .efficient_linear import *  # noqa: F401,F403
+from .chunked import *  # noqa: F401,F403
+from .memory import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
