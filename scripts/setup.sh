@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # The CPU build first: a bare `torch` would pull a multi-GB CUDA build.
 .venv/bin/python -m pip install --quiet "torch==2.13.0" \
-  || .venv/bin/python -m pip install --quiet "torch>=2.3" --index-url https://download.pytorch.org/whl/cpu
+  || .venv/bin/python -m pip install --quiet "torch>=2.5" --index-url https://download.pytorch.org/whl/cpu
 .venv/bin/python -m pip install --quiet -r requirements.txt
 .venv/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 echo "setup: $(.venv/bin/python -c 'import torch, helpers; print("torch", torch.__version__)')"
