@@ -10,7 +10,7 @@ import helpers
 from helpers import attention
 from helpers.attention import masked_softmax
 from helpers.exercises._reader import call_reader_function
-from helpers.exercises.guard import DelegationError, package_disabled
+from helpers.exercises.guard import PackageCallError, package_disabled
 from helpers.multihead import MultiHeadAttention
 
 
@@ -27,10 +27,10 @@ def test_every_route_to_a_disabled_function_raises_and_names_it() -> None:
     with package_disabled(masked_softmax, namespaces=[globals()]):
         for route in (lambda: attention.masked_softmax(scores), lambda: helpers.masked_softmax(scores),
                       lambda: delegating(scores)):
-            with pytest.raises(DelegationError, match="helpers.attention.masked_softmax"):
+            with pytest.raises(PackageCallError, match="helpers.masked_softmax"):
                 route()
         # the package's own users of the function are switched off too
-        with pytest.raises(DelegationError):
+        with pytest.raises(PackageCallError):
             attention.scaled_dot_product_attention(scores[None], scores[None], scores[None])
         torch.testing.assert_close(honest(scores), torch.softmax(scores, -1))
 
@@ -50,20 +50,28 @@ def test_a_disabled_method_raises_on_every_instance() -> None:
     layer = MultiHeadAttention(8, 2)
     x = torch.randn(1, 3, 8)
     with package_disabled(MultiHeadAttention.forward):
-        with pytest.raises(DelegationError, match="MultiHeadAttention.forward"):
+        with pytest.raises(PackageCallError, match="calls helpers.MultiHeadAttention,"):
             layer(x, x, x)
+    with package_disabled(MultiHeadAttention, "helpers.multihead.MultiHeadAttention.forward"):
+        with pytest.raises(PackageCallError):
+            layer(x, x, x)
+    assert layer(x, x, x)[0].shape == (1, 3, 8)
 
 
 def test_call_reader_function_turns_delegation_into_a_verdict_naming_the_function() -> None:
     with package_disabled(masked_softmax, namespaces=[globals()]):
         result, verdict = call_reader_function(delegating, torch.randn(2, 3))
-    assert result is None and not verdict.passed and "helpers.attention.masked_softmax" in verdict.message
+    assert result is None and not verdict.passed and "calls helpers.masked_softmax" in verdict.message
     with package_disabled(masked_softmax, namespaces=[globals()]):
         result, verdict = call_reader_function(honest, torch.randn(2, 3))
     assert verdict is None and result.shape == (2, 3)
 
 
-def test_only_functions_can_be_disabled() -> None:
+def test_a_target_that_is_not_a_function_or_path_is_refused_and_nothing_stays_patched() -> None:
     with pytest.raises(TypeError, match="package_disabled takes functions"):
-        with package_disabled("masked_softmax"):  # type: ignore[arg-type]
+        with package_disabled(3):  # type: ignore[arg-type]
             pass
+    with pytest.raises(ValueError, match="cannot find 'helpers.attention.no_such_function'"):
+        with package_disabled("helpers.attention.no_such_function"):
+            pass
+    assert attention.masked_softmax is masked_softmax

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from . import CheckResult
-from .guard import DelegationError
+from .guard import PackageCallError, delegation_verdict
 
 
 def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any, CheckResult | None]:
@@ -30,8 +30,8 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any
         with warnings.catch_warnings():  # the reader's warnings would end up in the page
             warnings.simplefilter("ignore")
             return fn(*args), None
-    except DelegationError as error:  # the answer calls the package's own version (see guard.package_disabled)
-        return None, CheckResult(False, str(error))
+    except PackageCallError as error:  # the answer calls the package's own version (see guard.package_disabled)
+        return None, delegation_verdict(error)
     except NotImplementedError:
         return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
                                         "answer in its body")
