@@ -24,6 +24,7 @@ from torch import Tensor
 from helpers.attention import cosine_scores, dot_scores, neg_euclidean_scores
 from helpers.exercises import CheckResult
 from helpers.exercises._reader import allclose, as_tensor, call_reader_function
+from helpers.train import num_threads
 
 __all__ = [
     "check_dot_scores",
@@ -250,18 +251,13 @@ def looped_cosine_scores(query: Tensor, key: Tensor, eps: float = 1e-8) -> Tenso
 def _best_of(fn: Callable[[], Any], repeats: int = 3) -> float:
     """Fastest of ``repeats`` calls on one PyTorch thread (threads fighting over a shared CPU
     can make a microsecond product take milliseconds)."""
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     best = math.inf
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for _ in range(repeats):
-                start = time.perf_counter()
-                fn()
-                best = min(best, time.perf_counter() - start)
-    finally:
-        torch.set_num_threads(old_threads)
+    with num_threads(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - start)
     return best
 
 

@@ -16,11 +16,33 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from ..checks import check_positive_int
 from ._style import as_array, base_layout, finite_range, frame_step, slider
 
-__all__ = ["line_sweep", "line_plot", "bar"]
+__all__ = ["line_sweep", "line_plot", "bar", "moving_average"]
 
 ArrayLike = torch.Tensor | np.ndarray | Sequence[float]
+
+
+def moving_average(values: ArrayLike, window: int) -> np.ndarray:
+    """Trailing moving average: point ``i`` is the mean of ``values[i - window + 1 : i + 1]``.
+
+    The first ``window - 1`` points average what there is so far, so the curve starts at the
+    first value instead of being shorter. Used to draw noisy training curves (chapters 2 and 3).
+
+    Args:
+        values: The series ``(n,)``.
+        window: Number of points averaged (``>= 1``).
+
+    Returns:
+        The smoothed series ``(n,)``, float64.
+    """
+    check_positive_int("window", window)
+    x = as_array(values, "values", ndim=(1,))
+    cumulative = np.cumsum(np.insert(x, 0, 0.0))  # (n + 1,)
+    end = np.arange(1, len(x) + 1)
+    start = np.maximum(0, end - window)
+    return (cumulative[end] - cumulative[start]) / (end - start)
 
 
 def _curves(x: np.ndarray, ys: Mapping[str, ArrayLike], arg: str) -> dict[str, np.ndarray]:

@@ -1,0 +1,251 @@
+"""Chapter 2: what the score functions cost, counted (FLOPs written out) and measured (CPU time).
+
+- :func:`score_flops`, :func:`flops_table`: floating-point operations and the largest
+  intermediate tensor of each score function, term by term.
+- :func:`time_score_functions`: measured time of all queries against all keys at growing sizes,
+  for one matrix product, Python loops (:func:`loop_dot_scores_rows`,
+  :func:`loop_dot_scores_pairs`, :func:`loop_dot_scores_python`) and the other score functions.
+
+Figures and tables: :mod:`helpers.figures.score_cost`.
+
+Shape legend::
+
+    L   number of queries            S   number of keys
+    E   query/key feature size       A   hidden size of additive scoring
+
+Explained in chapter 2 (``book/02-dot-product``, "What does each score cost?").
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ..attention import (
+    additive_scores,
+    cosine_scores,
+    dot_scores,
+    general_scores,
+    neg_euclidean_scores,
+    scaled_dot_scores,
+)
+from ..train import num_threads
+
+__all__ = [
+    "score_flops", "flops_table", "loop_dot_scores_python", "loop_dot_scores_pairs", "loop_dot_scores_rows",
+    "CostTable", "time_score_functions",
+]
+
+
+def score_flops(name: str, L: int, S: int, E: int, A: int | None = None) -> dict[str, object]:
+    """Floating-point operations of one score function, all ``L`` queries against all ``S`` keys.
+
+    A multiply and an add count as two operations; ``tanh``, ``sqrt`` and a division as one
+    each (a ``tanh`` really costs several). The count is written out term by term in
+    ``formula``, with the memory of the largest intermediate tensor in floats.
+
+    Args:
+        name: ``"dot"``, ``"scaled_dot"``, ``"cosine"``, ``"neg_euclidean"``, ``"general"`` or
+            ``"additive"``.
+        L: Number of queries.
+        S: Number of keys.
+        E: Query/key feature size.
+        A: Hidden size of additive scoring (default ``E``).
+
+    Returns:
+        ``{"name", "formula", "flops", "largest_tensor", "largest_tensor_formula"}``.
+    """
+    A = E if A is None else A
+    table: dict[str, tuple[str, int, str, int]] = {
+        "dot": ("2·L·S·E  (Q Kᵀ)", 2 * L * S * E, "L·S", L * S),
+        "scaled_dot": ("2·L·S·E + L·S  (Q Kᵀ, then × 1/√E)", 2 * L * S * E + L * S, "L·S", L * S),
+        "cosine": (
+            "2·L·S·E + 3·(L+S)·E + (L+S)  (Q̂ K̂ᵀ; norms: square, sum, √; divide)",
+            2 * L * S * E + 3 * (L + S) * E + (L + S), "L·S", L * S,
+        ),
+        "neg_euclidean": (
+            "2·L·S·E + 2·(L+S)·E + 3·L·S  (‖q‖² − 2 q·k + ‖k‖², negated)",
+            2 * L * S * E + 2 * (L + S) * E + 3 * L * S, "L·S", L * S,
+        ),
+        "general": ("2·L·E² + 2·L·S·E  ((Q W) Kᵀ)", 2 * L * E * E + 2 * L * S * E, "L·S", L * S),
+        "additive": (
+            "2·(L+S)·E·A + L·S·A + L·S·A + 2·L·S·A  (W_q q, W_k k; add; tanh; · v)",
+            2 * (L + S) * E * A + 4 * L * S * A, "L·S·A", L * S * A,
+        ),
+    }
+    if name not in table:
+        raise ValueError(f"name must be one of {sorted(table)}, got {name!r}")
+    formula, flops, mem_formula, mem = table[name]
+    return {"name": name, "formula": formula, "flops": flops, "largest_tensor": mem,
+            "largest_tensor_formula": mem_formula}
+
+
+def flops_table(L: int, S: int, E: int, A: int | None = None) -> list[dict[str, object]]:
+    """:func:`score_flops` for every score function, plus the ratio to the dot product.
+
+    Args:
+        L: Number of queries.
+        S: Number of keys.
+        E: Feature size.
+        A: Hidden size of additive scoring (default ``E``).
+
+    Returns:
+        One dict per score function, with an extra key ``"vs_dot"``.
+    """
+    names = ("dot", "scaled_dot", "cosine", "neg_euclidean", "general", "additive")
+    rows = [score_flops(n, L, S, E, A) for n in names]
+    base = rows[0]["flops"]
+    for row in rows:
+        row["vs_dot"] = row["flops"] / base
+    return rows
+
+
+def loop_dot_scores_python(query: Tensor, key: Tensor) -> Tensor:
+    """Dot-product scores with three nested Python loops over plain floats (the slowest way).
+
+    The same arithmetic as :func:`helpers.attention.dot_scores`: ``2 L S E`` operations, each
+    one a Python bytecode round trip.
+
+    Shape:
+        query ``(L, E)``, key ``(S, E)`` -> ``(L, S)``.
+    """
+    q_rows, k_rows = query.tolist(), key.tolist()
+    scores = [[sum(a * b for a, b in zip(q, k)) for k in k_rows] for q in q_rows]
+    return torch.tensor(scores, dtype=query.dtype)
+
+
+def loop_dot_scores_pairs(query: Tensor, key: Tensor) -> Tensor:
+    """Dot-product scores with a Python loop over (query, key) pairs, one ``torch.dot`` each.
+
+    Shape:
+        query ``(L, E)``, key ``(S, E)`` -> ``(L, S)``.
+    """
+    L, S = query.size(0), key.size(0)
+    scores = torch.empty(L, S, dtype=query.dtype)
+    for i in range(L):
+        for j in range(S):
+            scores[i, j] = torch.dot(query[i], key[j])
+    return scores
+
+
+def loop_dot_scores_rows(query: Tensor, key: Tensor) -> Tensor:
+    """Dot-product scores with a Python loop over queries, one matrix-vector product each.
+
+    Shape:
+        query ``(L, E)``, key ``(S, E)`` -> ``(L, S)``.
+    """
+    return torch.stack([key @ q for q in query])  # L x ((S, E) x (E,) -> (S,)) -> (L, S)
+
+
+@dataclass
+class CostTable:
+    """Measured time of computing all ``L x S`` scores, ``L = S = n``.
+
+    Attributes:
+        sizes: The sizes ``n``.
+        dim: Feature size E.
+        hidden_dim: Hidden size A of additive scoring.
+        seconds: Method label -> seconds per call at each size (``nan`` where not measured).
+        threads: Number of PyTorch threads used while timing.
+    """
+
+    sizes: list[int]
+    dim: int
+    hidden_dim: int
+    seconds: dict[str, list[float]]
+    threads: int
+
+    def ratio(self, method: str, to: str = "dot (one matmul)") -> list[float]:
+        """Time of ``method`` divided by time of ``to``, at each size."""
+        return [a / b for a, b in zip(self.seconds[method], self.seconds[to])]
+
+
+def _best_time(fn: Callable[[], object], repeats: int, budget_s: float) -> float:
+    """Fastest of ``repeats`` timed calls (after one warm-up), each call repeated until it lasts
+    ~2 ms so that the timer's resolution does not matter; stops early past ``budget_s``."""
+    start = time.perf_counter()
+    fn()  # warm-up
+    once = time.perf_counter() - start
+    number = max(1, int(2e-3 / max(once, 1e-7)))
+    best = math.inf
+    spent = once
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - t0
+        best = min(best, elapsed / number)
+        spent += elapsed
+        if spent > budget_s:
+            break
+    return best
+
+
+def time_score_functions(
+    sizes: tuple[int, ...] = (16, 32, 64, 128, 256, 512),
+    *,
+    dim: int = 64,
+    hidden_dim: int = 64,
+    python_max: int = 64,
+    pairs_max: int = 128,
+    repeats: int = 5,
+    threads: int = 1,
+    budget_s: float = 0.5,
+    seed: int = 0,
+) -> CostTable:
+    """Measure the time of all-queries-against-all-keys scores at growing ``L = S = n``.
+
+    Methods: dot products as one matrix product (:func:`helpers.attention.dot_scores`), with a
+    Python loop over queries, over pairs and over plain floats (:func:`loop_dot_scores_rows`,
+    :func:`loop_dot_scores_pairs`, :func:`loop_dot_scores_python`), and the other score functions
+    of :mod:`helpers.attention` (cosine, negative squared Euclidean, general, additive). Each time
+    is the fastest of ``repeats`` runs (the least disturbed by other processes), on ``threads``
+    PyTorch threads; the slow loops are only run up to ``python_max`` / ``pairs_max``.
+
+    Args:
+        sizes: The values of ``n``.
+        dim: Feature size E.
+        hidden_dim: Hidden size A of additive scoring.
+        python_max: Largest ``n`` for the pure-Python loop.
+        pairs_max: Largest ``n`` for the loop over pairs.
+        repeats: Timed runs per method and size.
+        threads: PyTorch intra-op threads while timing (restored afterwards).
+        budget_s: Stop repeating one measurement after this many seconds.
+        seed: Seed of the random inputs.
+
+    Returns:
+        The measured :class:`CostTable`.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    weight = torch.randn(dim, dim, generator=gen) / math.sqrt(dim)  # (E, E)
+    w_q = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
+    w_k = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
+    v = torch.randn(hidden_dim, generator=gen) / math.sqrt(hidden_dim)  # (A,)
+    methods: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], int]] = {
+        "dot (one matmul)": (dot_scores, max(sizes)),
+        "dot (loop over queries)": (loop_dot_scores_rows, max(sizes)),
+        "dot (loop over pairs)": (loop_dot_scores_pairs, pairs_max),
+        "dot (pure Python loops)": (loop_dot_scores_python, python_max),
+        "scaled dot": (scaled_dot_scores, max(sizes)),
+        "cosine": (cosine_scores, max(sizes)),
+        "neg. squared Euclidean": (neg_euclidean_scores, max(sizes)),
+        "general": (lambda q, k: general_scores(q, k, weight), max(sizes)),
+        "additive": (lambda q, k: additive_scores(q, k, w_q, w_k, v), max(sizes)),
+    }
+    seconds: dict[str, list[float]] = {m: [] for m in methods}
+    with num_threads(threads), torch.inference_mode():
+        for n in sizes:
+            query = torch.randn(n, dim, generator=gen)  # (L, E)
+            key = torch.randn(n, dim, generator=gen)  # (S, E)
+            for method, (fn, limit) in methods.items():
+                if n > limit:
+                    seconds[method].append(float("nan"))
+                    continue
+                seconds[method].append(_best_time(lambda: fn(query, key), repeats, budget_s))
+    return CostTable(list(sizes), dim, hidden_dim, seconds, threads)
+

@@ -1,0 +1,107 @@
+"""Tests of helpers.experiments.recall (chapters 2 and 3): the recall model, its batches and its runs."""
+
+import math
+
+import pytest
+import torch
+
+from helpers.attention import neg_euclidean_scores, scaled_dot_scores
+from helpers.experiments import recall
+from helpers.experiments.recall import RecallAttention, RecallConfig
+from helpers.experiments.score_learning import EXTRA_SCORES, LEARNING_SCORES, SCORE_RECALL, score_config
+from helpers.train import TrainingHistory
+
+
+def test_recall_model_shapes_and_the_score_functions_it_uses():
+    torch.manual_seed(0)
+    tokens = torch.randint(0, 10, (3, 9))
+    for name in LEARNING_SCORES + EXTRA_SCORES:
+        config = score_config(name, RecallConfig(num_pairs=4, num_keys=5, num_values=5, embed_dim=8, hidden_dim=4,
+                                                 slots="tokens"))
+        model = RecallAttention.from_config(config)
+        logits, weights = model(tokens)
+        assert logits.shape == (3, 5) and weights.shape == (3, 1, 1, 8)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(3, 1, 1))
+    model = RecallAttention(5, 5, 8, score="dot")
+    q, k = torch.randn(2, 1, 8), torch.randn(2, 5, 8)
+    torch.testing.assert_close(model.scores(q, k) * model.log_scale.exp(), scaled_dot_scores(q, k))
+    model = RecallAttention(5, 5, 8, score="neg_euclidean")
+    torch.testing.assert_close(model.scores(q, k), neg_euclidean_scores(q, k))
+    assert model.scale == 1.0
+    with pytest.raises(ValueError, match="score must be one of"):
+        RecallAttention(5, 5, 8, score="manhattan")
+
+
+def test_recall_model_slot_t_returns_the_token_after_it():
+    model = RecallAttention(3, 3, 4, slots="tokens")
+    with torch.no_grad():
+        model.q_proj.weight.zero_()  # uniform attention: the output is the mean of the values
+        model.v_proj.weight.copy_(torch.eye(4))
+    tokens = torch.tensor([[0, 1, 2, 3, 4]])
+    x = model.embed(tokens)
+    logits, weights = model(tokens)
+    torch.testing.assert_close(weights, torch.full((1, 1, 1, 4), 0.25))
+    torch.testing.assert_close(logits, model.readout(model.o_proj(x[:, 1:].mean(1))))
+
+
+def test_recall_batches_ask_for_the_value_next_to_the_query_key():
+    config = RecallConfig(num_pairs=4, num_keys=6, num_values=5, batch_size=32, data_seed=0)
+    tokens, target = config.make_batch(3)
+    assert tokens.shape == (32, 9) and target.shape == (32,)
+    for row, value in zip(tokens.tolist(), target.tolist()):
+        keys, values, query = row[0:8:2], row[1:8:2], row[8]
+        assert values[keys.index(query)] - 6 == value
+    assert 0 <= target.min() and target.max() < 5
+
+
+def test_recall_model_with_hand_set_weights_solves_the_task():
+    # keys embedded as one-hot, W_q = W_k = 10 I: the query's own key gets all the weight
+    config = RecallConfig(num_pairs=4, num_keys=8, num_values=8, batch_size=64)
+    model = RecallAttention(8, 8, 16, 1, scale=1.0)
+    with torch.no_grad():
+        model.embed.weight.copy_(torch.eye(16))
+        model.q_proj.weight.copy_(10 * torch.eye(16))
+        model.k_proj.weight.copy_(10 * torch.eye(16))
+        model.v_proj.weight.copy_(torch.eye(16))
+        model.o_proj.weight.copy_(torch.eye(16))
+        model.readout.weight.copy_(torch.eye(16)[8:])  # value token 8 + j -> class j
+        model.readout.bias.zero_()
+        tokens, target = config.make_batch(0)
+        logits, weights = model(tokens)
+    assert weights.shape == (64, 1, 1, 4)
+    keys, query = tokens[:, 0:-1:2], tokens[:, -1:]
+    assert (weights[:, 0, 0].argmax(-1) == (keys == query).float().argmax(-1)).all()
+    assert (logits.argmax(-1) == target).all()
+
+
+def test_steps_to_accuracy_uses_a_moving_average():
+    history = TrainingHistory(accuracy=[0.0] * 10 + [1.0] * 10)
+    assert recall.steps_to_accuracy(history, 0.5, window=4) == 11  # window 10..13 averages 0.5 at step 11
+    assert recall.steps_to_accuracy(history, 1.0, window=4) == 13
+    assert recall.steps_to_accuracy(TrainingHistory(accuracy=[0.2] * 30), 0.9) is None
+    assert recall.final_accuracy(history, last=5) == 1.0
+
+
+def test_train_recall_is_deterministic_and_measures_held_out_accuracy():
+    config = score_config("dot", SCORE_RECALL)
+    config = RecallConfig(**{**config.__dict__, "steps": 6, "eval_every": 3, "num_test": 50})
+    a = recall.train_recall(config)
+    b = recall.train_recall(config)
+    assert a.eval_steps == [2, 5] and a.test_accuracy == b.test_accuracy and a.history.loss == b.history.loss
+    assert a.num_parameters == sum(p.numel() for p in RecallAttention.from_config(config).parameters())
+    assert a.step_time > 0 and a.wall_time >= a.step_time
+
+
+def test_plain_cosine_attention_cannot_put_more_than_its_bound_on_one_slot():
+    # scores in [-1, 1] over S slots: at most e / (e + (S - 1) / e) of the weight on the best one
+    torch.manual_seed(0)
+    model = RecallAttention(32, 32, 16, score="cosine", slots="tokens")
+    with torch.no_grad():
+        model.k_proj.weight.copy_(model.q_proj.weight)  # make the query match its own key exactly
+    tokens = torch.randint(0, 64, (20, 25))
+    tokens[:, 0] = tokens[:, -1]
+    _, weights = model(tokens)
+    bound = 1 / (1 + 23 * math.exp(-2))
+    assert weights.max() <= bound + 1e-6
+    assert (weights[:, 0, 0].argmax(-1) == 0).all()  # the matching slot (score 1) wins every row ...
+    assert weights[:, 0, 0, 0].max() < 0.5  # ... but can never take the weight a dot product could give it
