@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from helpers.multihead import KVCache, MultiHeadAttention, repeat_kv
+from helpers.attention import repeat_kv
+from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding
 
 TOL = dict(atol=1e-5, rtol=1e-5)

@@ -29,42 +29,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import _check_mask, scaled_dot_product_attention
+from .attention import repeat_kv, scaled_dot_product_attention
+from .checks import check_attn_mask
 from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb
 
-__all__ = ["repeat_kv", "KVCache", "MultiHeadAttention"]
-
-
-def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
-    """Repeats each key/value head ``n_rep`` times, so that ``H_kv`` heads serve ``H`` queries.
-
-    Head ``g`` of the input becomes heads ``g * n_rep ... (g + 1) * n_rep - 1`` of the output,
-    which is ``x.repeat_interleave(n_rep, dim=1)``, written as a broadcast (``expand``, no copy)
-    and one ``reshape`` (which copies), as in Hugging Face Llama.
-
-    Paper: Ainslie et al., 2023, "GQA: Training Generalized Multi-Query Transformer Models from
-    Multi-Head Checkpoints". Explained in chapter 6.
-
-    Args:
-        x: keys or values.
-        n_rep: how many query heads share each key/value head (``H / H_kv``).
-
-    Returns:
-        The repeated heads (``x`` itself when ``n_rep == 1``).
-
-    Shape:
-        x: ``(B, H_kv, S, E)``; output: ``(B, H_kv * n_rep, S, E)``
-    """
-    if x.dim() != 4:
-        raise ValueError(f"x must have shape (B, H_kv, S, E), got {tuple(x.shape)}")
-    if isinstance(n_rep, bool) or not isinstance(n_rep, int) or n_rep < 1:
-        raise ValueError(f"n_rep must be a positive int, got {n_rep!r}")
-    if n_rep == 1:
-        return x
-    batch, num_kv_heads, length, head_dim = x.shape
-    x = x[:, :, None, :, :].expand(batch, num_kv_heads, n_rep, length, head_dim)  # (B, H_kv, n_rep, S, E)
-    return x.reshape(batch, num_kv_heads * n_rep, length, head_dim)  # (B, H, S, E)
+__all__ = ["KVCache", "MultiHeadAttention"]
 
 
 class KVCache:
@@ -227,6 +197,7 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = False,
         kv_cache: KVCache | None = None,
         rope: RotaryEmbedding | None = None,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attends from ``query`` to ``key``/``value`` (to ``query`` itself when ``key`` is None).
 
@@ -250,6 +221,14 @@ class MultiHeadAttention(nn.Module):
                 appended to it and attention runs over all cached positions.
             rope: rotary embedding applied to queries and keys (self-attention only), at
                 positions ``kv_cache.seq_len ...`` when a cache is used, ``0 ...`` otherwise.
+            head_mask: one factor per query head (per example with shape ``(B, H)``) that
+                multiplies each head's attention output before the heads are concatenated and
+                mixed by ``o_proj``: 0 removes a head, 1 keeps it, anything in between scales it
+                (Michel et al., 2019, "Are Sixteen Heads Really Better than One?", the mask
+                variable xi_h). A bool mask means keep (``True``) / remove. It acts on query
+                heads, so with GQA it removes one query head, not the key/value head it
+                shares; the ``kv_cache`` is filled as without it. The returned weights are
+                the heads' attention as computed (not multiplied). Explained in chapter 4.
 
         Returns:
             ``(output, weights)``; ``weights`` is float32 per head (average over dim 1 for
@@ -259,10 +238,12 @@ class MultiHeadAttention(nn.Module):
         Shape:
             query: ``(B, L, D)``; key: ``(B, S, kdim)``; value: ``(B, S, vdim)``;
             attn_mask: ``(L, S)`` or ``(B, H, L, S)`` (broadcastable); key_padding_mask:
-            ``(B, S)``; output: ``(B, L, D)``; weights: ``(B, H, L, S)``.
+            ``(B, S)``; head_mask: ``(H,)`` or ``(B, H)``; output: ``(B, L, D)``;
+            weights: ``(B, H, L, S)``.
         """
         key, value = self._check_inputs(query, key, value, kv_cache, rope)
         batch, length, _ = query.shape
+        head_factors = self._head_factors(head_mask, batch, query)  # (B or 1, H, 1, 1) or None
 
         q = self.q_proj(query).view(batch, length, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, L, E)
         k = self.k_proj(key).view(batch, key.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
@@ -289,8 +270,29 @@ class MultiHeadAttention(nn.Module):
                 q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale
             )  # (B, H, L, S) x (B, H, S, E) -> (B, H, L, E)
             weights = None
+        if head_factors is not None:
+            out = out * head_factors  # (B, H, L, E) x (B or 1, H, 1, 1): head h's output scaled by head_mask[h]
         out = out.transpose(1, 2).reshape(batch, length, self.embed_dim)  # (B, L, D): heads concatenated
         return self.o_proj(out), weights  # (B, L, D)
+
+    def _head_factors(self, head_mask: Tensor | None, batch: int, query: Tensor) -> Tensor | None:
+        """Checks ``head_mask`` and returns it as factors of shape ``(B or 1, H, 1, 1)`` in the
+        query's dtype (``None`` when there is no mask)."""
+        if head_mask is None:
+            return None
+        if not isinstance(head_mask, Tensor):
+            raise TypeError(f"head_mask must be a torch.Tensor or None, got {type(head_mask).__name__}")
+        if head_mask.dtype != torch.bool and not head_mask.is_floating_point():
+            raise TypeError(f"head_mask must be a float or bool tensor, got dtype {head_mask.dtype}")
+        if head_mask.shape not in ((self.num_heads,), (batch, self.num_heads)):
+            raise ValueError(
+                f"head_mask must have shape (H,) = ({self.num_heads},) or (B, H) = {(batch, self.num_heads)}, "
+                f"got {tuple(head_mask.shape)}"
+            )
+        if head_mask.device != query.device:
+            raise ValueError(f"head_mask is on {head_mask.device}, the query on {query.device}")
+        factors = head_mask.to(query.dtype)
+        return factors.reshape(-1, self.num_heads, 1, 1)  # (B or 1, H, 1, 1)
 
     def _check_inputs(
         self,
@@ -350,7 +352,7 @@ class MultiHeadAttention(nn.Module):
         if attn_mask is not None:
             if isinstance(attn_mask, Tensor) and attn_mask.is_floating_point():
                 attn_mask = attn_mask.to(query.dtype)  # a float bias of any precision is accepted here
-            _check_mask(attn_mask, query, weights_shape)  # the same rules as scaled_dot_product_attention
+            check_attn_mask(attn_mask, query, weights_shape)  # the same rules as scaled_dot_product_attention
             masks.append(attn_mask)
         if key_padding_mask is not None:
             if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
