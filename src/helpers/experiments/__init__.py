@@ -1,6 +1,20 @@
-"""The chapters' experiments, one module per chapter topic, built on the package's public API.
+"""The chapters' experiments: each module computes one measurement and returns its numbers.
 
-- :mod:`helpers.experiments.bottleneck` -- chapter 1 (RNN bottleneck, path length, parallelism)
-- :mod:`helpers.experiments.similarity` -- chapter 2 (score functions: geometry, cost, stability, learning)
-- :mod:`helpers.experiments.scaling` -- chapter 3 (variance of q.k, saturation, gradients, training)
+Nothing here draws: the figures and tables of an experiment are in the :mod:`helpers.figures`
+module of the same name. Every experiment is seeded and sized for a CPU.
+
+Chapter 1, why attention:
+    ``seq2seq_training`` (training the GRU encoder-decoders), ``bottleneck`` (accuracy against
+    length), ``alignments`` (where attention looked, and what the output depends on),
+    ``gradient_paths`` (path length, measured), ``parallelism`` (sequential steps, counted and timed).
+Chapters 2 and 3, the recall experiment they share:
+    ``recall`` (one attention layer that looks a key up, with any score function and scale).
+Chapter 2, why a dot product:
+    ``score_geometry``, ``score_cost``, ``score_stability``, ``score_learning``.
+Chapter 3, why scale by sqrt(d_k):
+    ``dot_variance``, ``saturation``, ``qk_gradient``, ``logit_scale``, ``scale_training``,
+    ``temperature``, ``scale_bug``.
+Chapter 4, why many heads:
+    ``heads`` (the mechanics, traced and counted), ``heads_training`` (trained tiny models),
+    ``heads_real`` (the heads of a real model).
 """

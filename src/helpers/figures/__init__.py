@@ -1,6 +1,7 @@
-"""The chapters' figures and tables, one module per experiment module of :mod:`helpers.experiments`.
+"""The chapters' figures and tables, drawn from the results of the experiments.
 
-An experiment module computes (and returns a dataclass of numbers); the figure module of the same
-name turns that result into a Plotly figure or a table, with the drawing primitives of
-:mod:`helpers.viz`. Nothing here trains or measures.
+One module per experiment module of ``helpers.experiments``, with the same name (``dot_variance``
+draws what ``experiments.dot_variance`` measured); ``style`` and ``score_style`` hold what several
+of them share. The drawing primitives (heatmaps, line sweeps, sliders) are in ``helpers.viz``.
+Nothing here trains or measures.
 """
