@@ -19,8 +19,8 @@ import helpers
 from helpers import efficient, efficient_linear, masks, positional
 from helpers.attention import repeat_kv, scaled_dot_product_attention
 from helpers.blocks import TransformerBlock
-from helpers.models import TinyConfig, TinyEncoder, TinyEncoderDecoder, TinyGPT
 from helpers.chunked import chunked_attention, online_softmax_attention
+from helpers.models import TinyConfig, TinyEncoder, TinyEncoderDecoder, TinyGPT
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.train import train
 from helpers.vision import CBAM, SqueezeExcitation, TinyCNN

@@ -19,7 +19,6 @@ from helpers.positional import (
     sinusoidal_encoding,
 )
 
-
 inf = float("inf")
 
 

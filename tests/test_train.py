@@ -10,12 +10,12 @@ from helpers.diagnostics import attention_entropy
 from helpers.train import (
     TrainingHistory,
     cross_entropy_loss,
+    lr_schedule,
     num_threads,
     sequence_accuracy,
     set_seed,
     token_accuracy,
     train,
-    lr_schedule,
 )
 
 

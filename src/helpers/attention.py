@@ -526,12 +526,14 @@ def _check_module_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: T
     check_tensor("value", value, min_dim=2, finite=True)
     if key.size(-2) != value.size(-2):
         raise ValueError(
-            f"key and value must have the same length S (dim -2), got key {tuple(key.shape)} and value {tuple(value.shape)}"
+            f"key and value must have the same length S (dim -2), got key {tuple(key.shape)} "
+            f"and value {tuple(value.shape)}"
         )
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
             raise TypeError(
-                f"attn_mask must be a bool tensor (True = may attend), got {getattr(attn_mask, 'dtype', type(attn_mask))}"
+                "attn_mask must be a bool tensor (True = may attend), "
+                f"got {getattr(attn_mask, 'dtype', type(attn_mask))}"
             )
         batch = _broadcast_batch("query", query, "key", key)
         check_attn_mask(attn_mask, query, (*batch, query.size(-2), key.size(-2)))

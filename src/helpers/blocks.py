@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import NamedTuple
 
-import torch
 from torch import Tensor, nn
 
 from .multihead import KVCache, MultiHeadAttention

@@ -105,7 +105,9 @@ def online_softmax_attention(
     return (out / row_sum).to(value.dtype)  # (B, H, L, Ev): softmax(q k^T) v
 
 
-def _online_softmax_rows(q: Tensor, key_t: Tensor, value: Tensor, q_start: int, chunk_size: int, is_causal: bool) -> Tensor:
+def _online_softmax_rows(
+    q: Tensor, key_t: Tensor, value: Tensor, q_start: int, chunk_size: int, is_causal: bool
+) -> Tensor:
     """Attention of one (pre-scaled) query chunk, looping over key/value chunks.
 
     Without autograd the score block is written into one reused buffer (``out=``) and the
@@ -200,6 +202,9 @@ def chunked_attention(
         for q0 in range(0, query.shape[2], chunk_size):
             q = q_all[:, :, q0 : q0 + chunk_size]  # (B, H, c, E)
             args = (q, key_t, value, q0, chunk_size, is_causal)
-            out = checkpoint(_online_softmax_rows, *args, use_reentrant=False) if needs_grad else _online_softmax_rows(*args)
+            if needs_grad:
+                out = checkpoint(_online_softmax_rows, *args, use_reentrant=False)
+            else:
+                out = _online_softmax_rows(*args)
             outputs.append(out)
     return torch.cat(outputs, dim=2)  # (B, H, L, Ev)

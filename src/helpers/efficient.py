@@ -112,7 +112,8 @@ def sliding_window_attention(
     # Which (row, key) pairs are in the band: j - i = t - r - left for row r, key slot t.
     offset = torch.arange(span, device=query.device)[None, :] - torch.arange(rows, device=query.device)[:, None] - left
     band = (offset > -window) & ((offset <= 0) if is_causal else (offset < window))  # (c, span)
-    key_pos = torch.arange(num_blocks, device=query.device)[:, None] * rows - left + torch.arange(span, device=query.device)
+    block_start = torch.arange(num_blocks, device=query.device)[:, None] * rows - left  # (nb, 1)
+    key_pos = block_start + torch.arange(span, device=query.device)  # (nb, span)
     exists = (key_pos >= 0) & (key_pos < k_len)  # (nb, span): not padding
     weights = masked_softmax(scores, band & exists[:, None, :])  # (B, H, nb, c, span)
     out = torch.matmul(weights.to(value.dtype), v.transpose(-1, -2))  # (B, H, nb, c, span) x (B, H, nb, span, Ev)
@@ -391,10 +392,14 @@ def hierarchical_attention(
     v = value.reshape(batch, heads, nb, block_size, v_dim)  # (B, H, nb, bs, Ev)
     k_mean, v_mean = k.mean(dim=3), v.mean(dim=3)  # (B, H, nb, E), (B, H, nb, Ev)
     fine = torch.matmul(q, k.transpose(-1, -2))  # (B, H, nb, bs, bs)
-    coarse = torch.matmul(q, k_mean[:, :, None].transpose(-1, -2))  # (B, H, nb, bs, E) x (B, H, 1, E, nb) -> (B, H, nb, bs, nb)
+    # (B, H, nb, bs, E) x (B, H, 1, E, nb) -> (B, H, nb, bs, nb)
+    coarse = torch.matmul(q, k_mean[:, :, None].transpose(-1, -2))
     pos = torch.arange(block_size, device=query.device)
     blk = torch.arange(nb, device=query.device)
-    fine_ok = (pos[None, :] <= pos[:, None]) if is_causal else torch.ones(block_size, block_size, dtype=torch.bool, device=query.device)
+    if is_causal:
+        fine_ok = pos[None, :] <= pos[:, None]  # (bs, bs)
+    else:
+        fine_ok = torch.ones(block_size, block_size, dtype=torch.bool, device=query.device)
     coarse_ok = (blk[None, :] < blk[:, None]) if is_causal else (blk[None, :] != blk[:, None])  # (nb_q, nb_k)
     mask = torch.cat(
         [fine_ok.expand(nb, block_size, block_size), coarse_ok[:, None, :].expand(nb, block_size, nb)], dim=-1

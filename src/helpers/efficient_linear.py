@@ -42,7 +42,9 @@ FEATURE_MAPS: dict[str, Callable[[Tensor], Tensor]] = {
 }
 
 
-def _kernel_attention(phi_q: Tensor, phi_k: Tensor, value: Tensor, *, is_causal: bool, eps: float, chunk_size: int) -> Tensor:
+def _kernel_attention(
+    phi_q: Tensor, phi_k: Tensor, value: Tensor, *, is_causal: bool, eps: float, chunk_size: int
+) -> Tensor:
     """``sum_j (phi_q_i . phi_k_j) v_j / (sum_j phi_q_i . phi_k_j + eps)``, over ``j <= i`` if causal.
 
     Non-causal: ``phi_q (phi_k^T V)``. Causal: chunks of ``C`` positions; inside a chunk the
@@ -120,7 +122,9 @@ def linear_attention(
     check_positive_int("chunk_size", chunk_size)
     if isinstance(feature_map, str):
         if feature_map not in FEATURE_MAPS:
-            raise ValueError(f"unknown feature_map {feature_map!r}; expected one of {sorted(FEATURE_MAPS)} or a callable")
+            raise ValueError(
+                f"unknown feature_map {feature_map!r}; expected one of {sorted(FEATURE_MAPS)} or a callable"
+            )
         phi = FEATURE_MAPS[feature_map]
     elif callable(feature_map):
         phi = feature_map
@@ -330,7 +334,9 @@ class LinformerAttention(nn.Module):
             ``(B, L, D)`` -> ``(B, L, D)``; the scores are ``(B, H, L, k)``.
         """
         if hidden_states.dim() != 3 or hidden_states.shape[-1] != self.q_proj.in_features:
-            raise ValueError(f"hidden_states must be (B, L, D={self.q_proj.in_features}), got {tuple(hidden_states.shape)}")
+            raise ValueError(
+                f"hidden_states must be (B, L, D={self.q_proj.in_features}), got {tuple(hidden_states.shape)}"
+            )
         batch, length, embed = hidden_states.shape
         if length > self.seq_len:
             raise ValueError(f"sequence length L={length} exceeds seq_len={self.seq_len}")

@@ -359,7 +359,9 @@ class TinyDecoder(_Generation):
         Shape:
             tokens: ``(B, L0)``; memory: ``(B, S, D)``; output: ``(B, L0 + max_new_tokens)``
         """
-        return self._generate(tokens, max_new_tokens, memory, memory_key_padding_mask, use_cache, temperature, generator)
+        return self._generate(
+            tokens, max_new_tokens, memory, memory_key_padding_mask, use_cache, temperature, generator
+        )
 
 
 class TinyEncoderDecoder(nn.Module):

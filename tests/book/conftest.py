@@ -2,7 +2,8 @@
 
 The book is built once per test session by ``scripts/build.sh``, the build step of the README's
 ``scripts/build-book.sh`` (``python -m helpers.site_assets _build/html``, then
-``jupyter-book build . -W -n --keep-going``), the first time a test asks for it; every later test of the session reuses that build.
+``jupyter-book build . -W -n --keep-going``), the first time a test asks for it; every later test of
+the session reuses that build.
 Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
 terminal summary.
 """
@@ -10,10 +11,10 @@ terminal summary.
 from __future__ import annotations
 
 import functools
-import json
-import re
 import http.server
+import json
 import os
+import re
 import subprocess
 import threading
 import time

@@ -22,8 +22,18 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ._style import (MASK_COLORSCALE, WEIGHT_COLORSCALE, as_array, base_layout, check_weights, frame_step,
-                     names_for, slider, tick_layout, token_labels)
+from ._style import (
+    MASK_COLORSCALE,
+    WEIGHT_COLORSCALE,
+    as_array,
+    base_layout,
+    check_weights,
+    frame_step,
+    names_for,
+    slider,
+    tick_layout,
+    token_labels,
+)
 
 __all__ = ["attention_heatmap", "mask_gallery", "training_replay", "axis_labels"]
 
