@@ -487,7 +487,8 @@ def test_neg_euclidean_scores_match_loop_and_order_keys_by_distance() -> None:
     assert (scores <= 0).all()
     # A key's distance to itself is 0 up to rounding in |k|^2 - 2 k.k + |k|^2 (the BLAS decides how much).
     self_scores = neg_euclidean_scores(k, k).diagonal()
-    torch.testing.assert_close(self_scores, torch.zeros_like(self_scores), rtol=0, atol=1e-5 * k.pow(2).sum(-1).max().item())
+    tolerance = 1e-5 * k.pow(2).sum(-1).max().item()
+    torch.testing.assert_close(self_scores, torch.zeros_like(self_scores), rtol=0, atol=tolerance)
 
 
 def test_general_scores_match_loop() -> None:

@@ -57,7 +57,8 @@ def test_chunked_attention_equals_dense_in_values_and_gradients(L, S, chunk_size
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_chunked_attention_with_chunks_of_one_equals_dense(is_causal):
     q, k, v = qkv(12, 9)
-    torch.testing.assert_close(chunked_attention(q, k, v, chunk_size=1, is_causal=is_causal), dense(q, k, v, is_causal=is_causal))
+    out = chunked_attention(q, k, v, chunk_size=1, is_causal=is_causal)
+    torch.testing.assert_close(out, dense(q, k, v, is_causal=is_causal))
 
 
 def test_chunked_attention_is_stable_for_large_scores_in_float32():
@@ -65,7 +66,8 @@ def test_chunked_attention_is_stable_for_large_scores_in_float32():
     q = q * 30  # scores in the hundreds: a naive exp overflows
     out = chunked_attention(q, k, v, chunk_size=8, scale=1.0)
     assert torch.isfinite(out).all()
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q.double(), k.double(), v.double(), scale=1.0).float())
+    expected = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), scale=1.0).float()
+    torch.testing.assert_close(out, expected)
 
 
 def test_chunked_attention_in_bfloat16_matches_float32_reference():

@@ -103,7 +103,9 @@ def test_a_generator_on_any_device_draws_the_same_pattern(device):
     assert torch.equal(efficient.block_layout_to_mask(layout, 2), mask)
     assert masks.random_mask(5, 7, 3, generator=gen()).sum(-1).tolist() == [3] * 5
     q, k, v = (t.to("cpu") for t in qkv("cpu", L=12, S=12))  # a CPU computation with a generator elsewhere
-    out = efficient.bigbird_attention(q, k, v, block_size=2, num_global=1, window_blocks=3, num_random=2, generator=gen())
+    out = efficient.bigbird_attention(
+        q, k, v, block_size=2, num_global=1, window_blocks=3, num_random=2, generator=gen()
+    )
     torch.testing.assert_close(out, scaled_dot_product_attention(q, k, v, attn_mask=mask))
     w = efficient_linear.random_feature_projection(8, 4, generator=gen())
     assert w.device.type == "cpu" and w.shape == (8, 4)

@@ -38,7 +38,12 @@ from helpers.memory import TensorMemoryTracker
 F64 = torch.float64
 
 
-def qkv(L: int, S: int, *, B: int = 2, H: int = 3, E: int = 8, Ev: int = 5, dtype=F64, seed: int = 0, requires_grad=False):
+SUBQUADRATIC_AND_CONTROL = ["sliding_window", "bigbird", "linear", "performer", "chunked", "dense (positive control)"]
+
+
+def qkv(
+    L: int, S: int, *, B: int = 2, H: int = 3, E: int = 8, Ev: int = 5, dtype=F64, seed: int = 0, requires_grad=False
+):
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(B, H, L, E, generator=g, dtype=dtype)
     k = torch.randn(B, H, S, E, generator=g, dtype=dtype)
@@ -62,7 +67,9 @@ def dense(q, k, v, mask=None, is_causal=False):
 # Sliding window
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("L,S,window", [(37, 37, 5), (64, 64, 16), (70, 50, 4), (50, 70, 9), (100, 30, 3), (33, 33, 40)])
+@pytest.mark.parametrize(
+    "L,S,window", [(37, 37, 5), (64, 64, 16), (70, 50, 4), (50, 70, 9), (100, 30, 3), (33, 33, 40)]
+)
 def test_sliding_window_equals_dense_attention_with_band_mask(L, S, window, causal):
     q, k, v = qkv(L, S)
     mask = band_mask_loop(L, S, window, causal)
@@ -72,7 +79,8 @@ def test_sliding_window_equals_dense_attention_with_band_mask(L, S, window, caus
 @pytest.mark.parametrize("causal", [False, True])
 def test_sliding_window_band_is_masks_sliding_window_mask(causal):
     for L, S, window in [(20, 20, 3), (17, 25, 6), (25, 17, 1)]:
-        assert torch.equal(band_mask_loop(L, S, window, causal), masks.sliding_window_mask(L, S, window, is_causal=causal))
+        expected = masks.sliding_window_mask(L, S, window, is_causal=causal)
+        assert torch.equal(band_mask_loop(L, S, window, causal), expected)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -155,7 +163,8 @@ def test_bigbird_attention_equals_dense_with_bigbird_pattern(num_random):
 
 @pytest.mark.parametrize("num_random", [0, 2])
 def test_bigbird_layout_equals_masks_bigbird_mask(num_random):
-    layout = bigbird_layout(8, 6, num_global=2, window_blocks=3, num_random=num_random, generator=torch.Generator().manual_seed(1))
+    gen = torch.Generator().manual_seed(1)
+    layout = bigbird_layout(8, 6, num_global=2, window_blocks=3, num_random=num_random, generator=gen)
     mask = masks.bigbird_mask(
         24, 18, block_size=3, num_global_blocks=2, window_blocks=3, num_random_blocks=num_random,
         generator=torch.Generator().manual_seed(1),
@@ -165,7 +174,8 @@ def test_bigbird_layout_equals_masks_bigbird_mask(num_random):
 
 def test_bigbird_layout_has_global_window_and_exactly_num_random_extra_blocks():
     nb, g, w, r = 16, 2, 3, 3
-    layout = bigbird_layout(nb, nb, num_global=g, window_blocks=w, num_random=r, generator=torch.Generator().manual_seed(0))
+    gen = torch.Generator().manual_seed(0)
+    layout = bigbird_layout(nb, nb, num_global=g, window_blocks=w, num_random=r, generator=gen)
     assert layout[:g].all() and layout[:, :g].all()
     for a in range(nb):
         for b in range(max(0, a - 1), min(nb, a + 2)):
@@ -201,13 +211,15 @@ def hierarchical_loop(q, k, v, bs, causal):
 @pytest.mark.parametrize("causal", [False, True])
 def test_hierarchical_attention_equals_explicit_fine_plus_coarse_loop(causal):
     q, k, v = qkv(24, 24)
-    torch.testing.assert_close(hierarchical_attention(q, k, v, block_size=4, is_causal=causal), hierarchical_loop(q, k, v, 4, causal))
+    out = hierarchical_attention(q, k, v, block_size=4, is_causal=causal)
+    torch.testing.assert_close(out, hierarchical_loop(q, k, v, 4, causal))
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_hierarchical_attention_with_one_block_is_full_attention(causal):
     q, k, v = qkv(16, 16)
-    torch.testing.assert_close(hierarchical_attention(q, k, v, block_size=16, is_causal=causal), dense(q, k, v, is_causal=causal))
+    out = hierarchical_attention(q, k, v, block_size=16, is_causal=causal)
+    torch.testing.assert_close(out, dense(q, k, v, is_causal=causal))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +249,8 @@ def test_linear_attention_equals_explicit_kernel_sum(causal, chunk_size):
 
 def test_linear_attention_relu_and_callable_feature_maps_and_cross_lengths():
     q, k, v = qkv(9, 14)
-    torch.testing.assert_close(linear_attention(q, k, v, feature_map="relu", eps=0.1), kernel_loop(q, k, v, F.relu, False, 0.1))
+    out = linear_attention(q, k, v, feature_map="relu", eps=0.1)
+    torch.testing.assert_close(out, kernel_loop(q, k, v, F.relu, False, 0.1))
     square = lambda x: x * x  # noqa: E731
     torch.testing.assert_close(linear_attention(q, k, v, feature_map=square), kernel_loop(q, k, v, square, False, 1e-6))
 
@@ -247,7 +260,8 @@ def test_positive_random_features_estimate_exp_dot_product_without_bias():
     k = torch.tensor([0.1, 0.6, -0.3, 0.5], dtype=F64)
     draws, m = 4000, 8  # 4000 independent estimators of m = 8 features (two orthogonal blocks each)
     for orthogonal in (True, False):
-        w = random_feature_projection(draws * m, 4, orthogonal=orthogonal, generator=torch.Generator().manual_seed(0), dtype=F64)
+        gen = torch.Generator().manual_seed(0)
+        w = random_feature_projection(draws * m, 4, orthogonal=orthogonal, generator=gen, dtype=F64)
         terms = positive_random_features(q, w) * positive_random_features(k, w) * (draws * m)  # undo 1/sqrt(F) twice
         est = terms.view(draws, m).mean(dim=1)  # phi(q) . phi(k) with m features, per draw
         stderr = est.std() / math.sqrt(draws)
@@ -322,7 +336,9 @@ def _variants():
     g = lambda: torch.Generator().manual_seed(0)  # noqa: E731
     return {
         "sliding_window": lambda q, k, v: sliding_window_attention(q, k, v, 64, is_causal=True),
-        "bigbird": lambda q, k, v: bigbird_attention(q, k, v, block_size=64, num_global=1, window_blocks=3, num_random=2, generator=g()),
+        "bigbird": lambda q, k, v: bigbird_attention(
+            q, k, v, block_size=64, num_global=1, window_blocks=3, num_random=2, generator=g()
+        ),
         "hierarchical": lambda q, k, v: hierarchical_attention(q, k, v, block_size=64),
         "linear": lambda q, k, v: linear_attention(q, k, v, is_causal=True),
         "performer": lambda q, k, v: performer_attention(q, k, v, num_features=128, generator=g()),
@@ -348,7 +364,7 @@ def test_no_n_by_n_tensor_is_materialised(name):
         assert tracker.peak_bytes < N * N * 4, tracker.peak_bytes  # all live tensors < one n x n matrix
 
 
-@pytest.mark.parametrize("name", ["sliding_window", "bigbird", "linear", "performer", "chunked", "dense (positive control)"])
+@pytest.mark.parametrize("name", SUBQUADRATIC_AND_CONTROL)
 def test_peak_memory_grows_linearly_with_length(name):
     ratio = _track(name, 2 * N).peak_bytes / _track(name, N).peak_bytes
     if name.startswith("dense"):
@@ -364,7 +380,7 @@ def _flops(name: str, n: int) -> int:
     return counter.get_total_flops()
 
 
-@pytest.mark.parametrize("name", ["sliding_window", "bigbird", "linear", "performer", "chunked", "dense (positive control)"])
+@pytest.mark.parametrize("name", SUBQUADRATIC_AND_CONTROL)
 def test_matmul_flops_grow_linearly_with_length_except_for_exact_attention(name):
     ratio = _flops(name, 2 * N) / _flops(name, N)
     if name == "chunked":  # causal, chunks of 256: 8 * 9 / 2 chunk pairs at N, 16 * 17 / 2 at 2N

@@ -19,7 +19,8 @@ def test_kv_cache_bytes_closed_form_and_real_tensors():
     assert kv_cache_bytes(32, 8, 128, 4096, 1, torch.float16) == 2 * 1024**3 // 4  # GQA with 8 KV heads
     layers, heads, dim, seq, batch = 3, 2, 8, 5, 4
     cache = [torch.zeros(batch, heads, seq, dim, dtype=torch.bfloat16) for _ in range(2 * layers)]
-    assert kv_cache_bytes(layers, heads, dim, seq, batch, torch.bfloat16) == sum(t.numel() * t.element_size() for t in cache)
+    measured = sum(t.numel() * t.element_size() for t in cache)
+    assert kv_cache_bytes(layers, heads, dim, seq, batch, torch.bfloat16) == measured
 
 
 def test_checkpointed_module_same_outputs_and_gradients_with_fewer_live_activations():
