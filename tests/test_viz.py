@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import helpers.viz as viz
 from helpers.masks import causal_mask, sliding_window_mask
 from helpers.positional import RotaryEmbedding, sinusoidal_encoding
-from helpers.viz import _style
+from helpers.viz import style
 from helpers.viz.heatmaps import axis_labels
 from helpers.viz.site import BOOK_BUILD_ENV
 
@@ -444,7 +444,7 @@ def test_colab_falls_back_to_plotly_colab_renderer(monkeypatch: pytest.MonkeyPat
 
 def test_dark_theme_patch_recolours_text_grid_and_controls() -> None:
     fig = viz.softmax_temperature_explorer([1.0, 0.0], [0.5, 1.0])
-    light, dark = _style.theme_patch(fig, dark=False), _style.theme_patch(fig, dark=True)
+    light, dark = style.theme_patch(fig, dark=False), style.theme_patch(fig, dark=True)
     assert set(light) == set(dark)
     for key in ("font.color", "xaxis3.gridcolor", "yaxis2.gridcolor", "sliders[0].font.color", "sliders[0].bgcolor"):
         assert light[key] != dark[key]

@@ -5,7 +5,7 @@ An exercise that asks for multi-head attention from scratch is not answered by c
 ``helpers.MultiHeadAttention``: such an answer passes any numerical comparison and teaches
 nothing. A checker runs the reader's function under :func:`package_disabled`; if the answer calls
 a disabled function, that call raises :class:`PackageCallError`, and
-:func:`helpers.exercises._reader.call_reader_function` turns it into a verdict
+:func:`helpers.exercises.reader.call_reader_function` turns it into a verdict
 (:func:`delegation_verdict`) that names the function the exercise asks the reader to write.
 
 Example::

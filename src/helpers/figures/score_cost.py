@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 
 from ..experiments.score_cost import CostTable
-from ..viz._style import base_layout
+from ..viz.style import base_layout
 from .score_style import SCORE_COLORS
 
 __all__ = ["cost_figure", "cost_table"]

@@ -21,7 +21,7 @@ from ..experiments.score_geometry import (
     geometry_state,
 )
 from ..viz import WEIGHT_COLORSCALE, Explorer
-from ..viz._style import base_layout, frame_step, slider
+from ..viz.style import base_layout, frame_step, slider
 from .score_style import PALETTE, SCORE_COLORS
 from .style import decimals
 

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..experiments.recall import RecallRun
-from ..viz._style import base_layout
+from ..viz.style import base_layout
 from ..viz.lines import moving_average
 from .score_style import SCORE_COLORS, SCORE_LABELS
 from .style import decimals

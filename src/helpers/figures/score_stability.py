@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..experiments.score_stability import StabilityResult
-from ..viz._style import base_layout
+from ..viz.style import base_layout
 from .score_style import SCORE_COLORS
 
 __all__ = ["stability_figure"]

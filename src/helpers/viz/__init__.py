@@ -14,7 +14,7 @@ the defaults (:func:`setup_book`; on Colab the default renderer is ``"colab"``).
 ``helpers.viz.renderer`` for why, and ``book/figures.md`` for how to read the figures.
 """
 
-from ._style import MASK_COLORSCALE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE
+from .style import MASK_COLORSCALE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE
 from .bertviz import head_view, load_attention_model, model_view, sentence_attention
 from .encodings import positional_encoding_explorer, rope_table
 from .explorers import Explorer, sentence_attention_explorer, softmax_explorer, softmax_scores

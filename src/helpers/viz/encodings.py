@@ -19,7 +19,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..positional import RotaryEmbedding, sinusoidal_encoding
-from ._style import SIGNED_COLORSCALE, as_array, base_layout, frame_step, slider
+from .style import SIGNED_COLORSCALE, as_array, base_layout, frame_step, slider
 
 __all__ = ["positional_encoding_explorer", "rope_table"]
 

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ._style import (
+from .style import (
     MASK_COLORSCALE,
     WEIGHT_COLORSCALE,
     as_array,

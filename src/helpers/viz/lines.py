@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import torch
 
 from ..checks import check_positive_int
-from ._style import as_array, base_layout, finite_range, frame_step, slider
+from .style import as_array, base_layout, finite_range, frame_step, slider
 
 __all__ = ["line_sweep", "line_plot", "bar", "moving_average"]
 

@@ -40,7 +40,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-from ._style import TEMPLATE_NAME, theme_patch
+from .style import TEMPLATE_NAME, theme_patch
 from .site import building_book
 
 __all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "mime_bundle",

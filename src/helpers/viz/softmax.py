@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ._style import as_array, base_layout, frame_step, slider, token_labels
+from .style import as_array, base_layout, frame_step, slider, token_labels
 
 __all__ = ["softmax_temperature_explorer", "softmax_with_temperature"]
 

@@ -26,6 +26,15 @@ __all__ = [
     "TEMPLATE_NAME",
     "book_template",
     "theme_patch",
+    "base_layout",
+    "slider",
+    "frame_step",
+    "as_array",
+    "check_weights",
+    "token_labels",
+    "names_for",
+    "tick_layout",
+    "finite_range",
 ]
 
 WEIGHT_COLORSCALE = "Viridis"
