@@ -15,6 +15,7 @@ LABS = {  # lab -> number of exercises (each has a stub cell and a folded soluti
     "01-bottleneck-lab.ipynb": 4,
     "02-dot-product-lab.ipynb": 5,
     "03-scaling-lab.ipynb": 5,
+    "04-multihead-lab.ipynb": 6,
 }
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .checks import check_int, check_positive_int
+
 __all__ = [
     "PAD_TOKEN",
     "BOS_TOKEN",
@@ -38,6 +40,7 @@ __all__ = [
     "two_place_task",
     "channel_selection_images",
     "spatial_object_images",
+    "offset_filter_task",
 ]
 
 PAD_TOKEN: int = 0
@@ -56,17 +59,10 @@ def _generator(seed: int) -> torch.Generator:
     return gen
 
 
-def _check_positive_int(name: str, value: object, minimum: int = 1) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-
-
 def _random_content(num_samples: int, seq_len: int, vocab_size: int, seed: int) -> Tensor:
-    _check_positive_int("num_samples", num_samples)
-    _check_positive_int("seq_len", seq_len)
-    _check_positive_int("vocab_size", vocab_size, FIRST_CONTENT_TOKEN + 1)
+    check_positive_int("num_samples", num_samples)
+    check_positive_int("seq_len", seq_len)
+    check_int("vocab_size", vocab_size, FIRST_CONTENT_TOKEN + 1)
     gen = _generator(seed)
     return torch.randint(FIRST_CONTENT_TOKEN, vocab_size, (num_samples, seq_len), generator=gen)
 
@@ -169,10 +165,10 @@ def associative_recall_task(
     Shape:
         tokens: ``(N, 2 * P + 1)``; target: ``(N,)``; dtype ``int64``.
     """
-    _check_positive_int("num_samples", num_samples)
-    _check_positive_int("num_pairs", num_pairs)
-    _check_positive_int("num_keys", num_keys)
-    _check_positive_int("num_values", num_values)
+    check_positive_int("num_samples", num_samples)
+    check_positive_int("num_pairs", num_pairs)
+    check_positive_int("num_keys", num_keys)
+    check_positive_int("num_values", num_values)
     if num_pairs > num_keys:
         raise ValueError(
             f"num_pairs ({num_pairs}) must be <= num_keys ({num_keys}): keys of a sequence are distinct"
@@ -220,9 +216,9 @@ def two_place_task(
     Shape:
         tokens: ``(N, L + 1)``; target: ``(N,)``; positions: ``(N, 2)``; dtype ``int64``.
     """
-    _check_positive_int("num_samples", num_samples)
-    _check_positive_int("seq_len", seq_len, 2)
-    _check_positive_int("vocab_size", vocab_size, 2)
+    check_positive_int("num_samples", num_samples)
+    check_int("seq_len", seq_len, 2)
+    check_int("vocab_size", vocab_size, 2)
     if op not in ("sum", "compare"):
         raise ValueError(f"op must be 'sum' or 'compare', got {op!r}")
     gen = _generator(seed)
@@ -293,11 +289,11 @@ def channel_selection_images(
         images: ``(N, C, size, size)`` float32; labels: ``(N,)`` int64;
         informative_channels: ``(informative,)`` int64.
     """
-    _check_positive_int("num_samples", num_samples)
-    _check_positive_int("channels", channels)
-    _check_positive_int("informative", informative)
-    _check_positive_int("size", size, 4)
-    _check_positive_int("num_classes", num_classes, 2)
+    check_positive_int("num_samples", num_samples)
+    check_positive_int("channels", channels)
+    check_positive_int("informative", informative)
+    check_int("size", size, 4)
+    check_int("num_classes", num_classes, 2)
     if informative > channels:
         raise ValueError(f"informative ({informative}) must be <= channels ({channels})")
     if not noise >= 0:
@@ -348,8 +344,8 @@ def spatial_object_images(
         images: ``(N, 1, size, size)`` float32; labels: ``(N,)`` int64;
         masks: ``(N, size, size)`` bool.
     """
-    _check_positive_int("num_samples", num_samples)
-    _check_positive_int("size", size, 5)
+    check_positive_int("num_samples", num_samples)
+    check_int("size", size, 5)
     if not isinstance(clutter, int) or isinstance(clutter, bool) or clutter < 0:
         raise ValueError(f"clutter must be an int >= 0, got {clutter!r}")
     if not noise >= 0:
@@ -375,3 +371,58 @@ def spatial_object_images(
         masks[n, r : r + 3, c : c + 3] = template.bool()
     images = images + noise * torch.randn(images.shape, generator=gen)
     return images[:, None], labels, masks
+
+
+def offset_filter_task(
+    num_samples: int,
+    seq_len: int,
+    dim: int,
+    offsets: tuple[int, ...],
+    *,
+    seed: int,
+    filters: Tensor | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """A k-tap filter over a circular sequence: each output mixes the inputs at fixed offsets.
+
+    ``y_i = sum_k A_k x_{(i + o_k) mod L}`` with Gaussian inputs ``x_i`` of size ``dim`` and one
+    fixed ``dim x dim`` matrix ``A_k`` per offset ``o_k`` (a 1-D convolution with a matrix per
+    tap). An attention head whose weights depend on the relative position only outputs
+    ``M sum_j w_j x_{i+j}``, one matrix times one average: it can follow one offset exactly but
+    not two with different matrices. ``K`` offsets need ``K`` such heads in one layer
+    (Cordonnier et al., 2020, "On the Relationship between Self-Attention and Convolutional
+    Layers", in 1-D). Chapter 4.
+
+    Args:
+        num_samples: Number of sequences N.
+        seq_len: Number of positions L (the sequence wraps around).
+        dim: Size of each input and output vector.
+        offsets: The K distinct relative offsets ``o_k`` (any ints; taken modulo L).
+        seed: Seed of the sampler (the inputs, and the filters when ``filters`` is None).
+        filters: The K matrices ``A_k``; drawn (entries ``N(0, 1/dim)``) when None, so that
+            train and test sets of one task can share them.
+
+    Returns:
+        ``(x, y, filters)``.
+
+    Shape:
+        x, y: ``(N, L, dim)`` float32; filters: ``(K, dim, dim)``.
+    """
+    check_positive_int("num_samples", num_samples)
+    check_positive_int("seq_len", seq_len)
+    check_positive_int("dim", dim)
+    offsets = tuple(offsets)
+    if not offsets or any(isinstance(o, bool) or not isinstance(o, int) for o in offsets):
+        raise ValueError(f"offsets must be a non-empty tuple of ints, got {offsets!r}")
+    if len({o % seq_len for o in offsets}) != len(offsets):
+        raise ValueError(f"offsets must be distinct modulo seq_len={seq_len}, got {offsets!r}")
+    gen = _generator(seed)
+    if filters is None:
+        filters = torch.randn(len(offsets), dim, dim, generator=gen) / dim**0.5  # (K, dim, dim)
+    elif not isinstance(filters, Tensor) or filters.shape != (len(offsets), dim, dim):
+        got = tuple(filters.shape) if isinstance(filters, Tensor) else type(filters).__name__
+        raise ValueError(f"filters must have shape (K, dim, dim) = {(len(offsets), dim, dim)}, got {got}")
+    x = torch.randn(num_samples, seq_len, dim, generator=gen)  # (N, L, dim)
+    y = torch.zeros_like(x)
+    for k, offset in enumerate(offsets):
+        y = y + torch.roll(x, shifts=-offset, dims=1) @ filters[k].T  # row i reads x_{i + o_k}
+    return x, y, filters

@@ -1,0 +1,267 @@
+"""Chapter 4, "Why many heads": trained experiments on tiny models (one thread, seconds each).
+
+- The k-offset filter (:func:`helpers.tasks.offset_filter_task`): a head whose weights depend on
+  the relative position outputs one matrix times one average, so it can follow one offset; ``K``
+  offsets need ``K`` heads in one layer (Cordonnier et al., 2020). :func:`filter_sweep` trains
+  ``H = 1, 2, ...`` heads at fixed ``d_model`` and compares the fit with the ceiling
+  :func:`filter_ceiling` that the argument predicts.
+- Specialisation: :func:`offset_specialisation` measures which head serves which offset.
+- Ablation and pruning with ``head_mask``: :func:`head_ablation`, :func:`greedy_pruning`,
+  :func:`break_one_head`.
+- Heads against head size on a lookup that needs rich scores: :func:`recall_head_sweep`.
+
+Shape legend:
+    B  batch;  L  positions;  D  model dimension;  H  heads;  K  offsets;  P  key-value pairs
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..checks import check_positive_int, check_positive_ints
+from ..multihead import MultiHeadAttention
+from ..tasks import associative_recall_task, offset_filter_task
+from ..train import num_threads, set_seed, train
+
+__all__ = [
+    "FilterHeads", "FilterRun", "train_filter", "filter_ceiling", "filter_sweep", "r_squared",
+    "offset_specialisation", "head_ablation", "greedy_pruning", "Pruning", "break_one_head",
+    "RecallHeads", "recall_head_sweep", "mean_spread",
+]
+
+
+def mean_spread(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, min, max)`` of a list of per-seed results."""
+    return statistics.fmean(values), min(values), max(values)
+
+
+class FilterHeads(nn.Module):
+    """One multi-head attention layer whose scores get a learned bias per head and relative offset.
+
+    ``x -> in_proj -> MultiHeadAttention(attn_mask = bias[h, (j - i) mod L]) -> out_proj``: the
+    bias table is the relative positional attention of Cordonnier et al. (2020), passed to the
+    package's layer as a float ``attn_mask`` of shape ``(1, H, L, L)``. The content term
+    ``q . k`` is kept (the model may learn to ignore it).
+
+    Args:
+        seq_len: L (the sequence is circular).
+        dim: size of the input and output vectors.
+        d_model: width of the attention layer.
+        num_heads: H.
+    """
+
+    def __init__(self, seq_len: int, dim: int, d_model: int, num_heads: int) -> None:
+        super().__init__()
+        self.in_proj = nn.Linear(dim, d_model)
+        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.out_proj = nn.Linear(d_model, dim)
+        self.position_bias = nn.Parameter(torch.zeros(num_heads, seq_len))  # (H, L): one score per offset
+        i = torch.arange(seq_len)
+        self.register_buffer("offset", (i[None, :] - i[:, None]) % seq_len, persistent=False)  # (L, L): j - i
+
+    def forward(self, x: Tensor, head_mask: Tensor | None = None, need_weights: bool = False
+                ) -> tuple[Tensor, Tensor | None]:
+        bias = self.position_bias[:, self.offset][None]  # (1, H, L, L)
+        out, weights = self.attention(self.in_proj(x), attn_mask=bias, head_mask=head_mask,
+                                      need_weights=need_weights)  # (B, L, D), (B, H, L, L)
+        return self.out_proj(out), weights  # (B, L, dim)
+
+
+def r_squared(prediction: Tensor, target: Tensor) -> float:
+    """Fraction of the target's variance explained: ``1 - MSE / Var(target)``."""
+    return float(1 - F.mse_loss(prediction, target) / target.var())
+
+
+@dataclass
+class FilterRun:
+    """One trained filter model and what it scores on held-out data."""
+
+    num_heads: int
+    seed: int
+    offsets: tuple[int, ...]
+    r2: float
+    ceiling: float
+    model: FilterHeads = field(repr=False)
+    test_x: Tensor = field(repr=False)
+    test_y: Tensor = field(repr=False)
+
+    def score(self, head_mask: Tensor | None = None) -> float:
+        """R² on the held-out set, optionally with some heads masked."""
+        with torch.no_grad():
+            return r_squared(self.model(self.test_x, head_mask=head_mask)[0], self.test_y)
+
+
+def filter_ceiling(filters: Tensor, num_heads: int) -> float:
+    """The best R² that ``num_heads`` position-only heads can reach on a filter task.
+
+    A head with position-only weights ``w`` outputs ``M sum_j w_j x_{i+j}``. With independent
+    unit-variance inputs, the variance ``H`` such heads can explain is at most the sum of the
+    ``H`` largest eigenvalues of the Gram matrix ``G_kl = <A_k, A_l>_F`` of the filters, divided
+    by its trace (a rank-``H`` approximation in "offset space"; the weights' signs make it an
+    upper bound). It is 1 when ``H >= K``.
+
+    Shape:
+        filters: ``(K, dim, dim)``.
+    """
+    flat = filters.reshape(filters.shape[0], -1).double()  # (K, dim^2)
+    eigenvalues = torch.linalg.eigvalsh(flat @ flat.T).flip(0)  # (K,), largest first
+    return float(eigenvalues[:num_heads].sum() / eigenvalues.sum())
+
+
+def train_filter(num_heads: int, *, offsets: Sequence[int] = (-1, 2, 4), seed: int = 0, seq_len: int = 12,
+                 dim: int = 4, d_model: int = 24, steps: int = 300, batch_size: int = 32, lr: float = 1e-2,
+                 num_test: int = 1000) -> FilterRun:
+    """Train a :class:`FilterHeads` on the k-offset filter task and score it on held-out data.
+
+    Fresh inputs every step, the same filters ``A_k`` for one seed; mean squared error, AdamW,
+    one thread. About a second on the book's machine.
+    """
+    offsets = tuple(offsets)
+    check_positive_int("num_heads", num_heads)
+    _, _, filters = offset_filter_task(1, seq_len, dim, offsets, seed=seed)
+    x, y, _ = offset_filter_task(steps * batch_size, seq_len, dim, offsets, seed=seed + 1000, filters=filters)
+    test_x, test_y, _ = offset_filter_task(num_test, seq_len, dim, offsets, seed=seed + 2000, filters=filters)
+    set_seed(seed)
+    model = FilterHeads(seq_len, dim, d_model, num_heads)
+    with num_threads(1):
+        train(model, lambda s: (x[s * batch_size:(s + 1) * batch_size], y[s * batch_size:(s + 1) * batch_size]),
+              steps=steps, lr=lr, loss_fn=F.mse_loss, accuracy_fn=None, seed=seed)
+    model.eval()
+    run = FilterRun(num_heads, seed, offsets, 0.0, filter_ceiling(filters, num_heads), model, test_x, test_y)
+    run.r2 = run.score()
+    return run
+
+
+def filter_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2), **kwargs) -> dict[int, list[FilterRun]]:
+    """:func:`train_filter` for each number of heads and seed: ``{H: [run per seed]}``."""
+    return {h: [train_filter(h, seed=s, **kwargs) for s in seeds] for h in check_positive_ints("num_heads", num_heads)}
+
+
+def offset_specialisation(run: FilterRun) -> Tensor:
+    """Mean attention weight each head puts on each of the task's offsets.
+
+    Returns:
+        ``(H, K)``: entry ``[h, k]`` is head ``h``'s average weight on position ``i + o_k``; a
+        row near one-hot is a head that serves one offset.
+    """
+    with torch.no_grad():
+        _, weights = run.model(run.test_x[:200], need_weights=True)  # (B, H, L, L)
+    seq_len = weights.shape[-1]
+    i = torch.arange(seq_len)
+    return torch.stack([weights[:, :, i, (i + o) % seq_len].mean(dim=(0, 2)) for o in run.offsets], dim=1)
+
+
+def head_ablation(run: FilterRun) -> list[float]:
+    """R² with each head removed in turn (``head_mask`` with one zero), at test time."""
+    heads = run.num_heads
+    return [run.score(1 - torch.eye(heads)[h]) for h in range(heads)]
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """Greedy pruning of one model: the order heads were removed, and R² after each removal."""
+
+    removed: list[int]
+    r2: list[float]  # r2[0]: all heads; r2[n]: after removing n heads
+
+    @property
+    def fraction_removed(self) -> list[float]:
+        return [n / len(self.removed) for n in range(len(self.r2))]
+
+
+def greedy_pruning(run: FilterRun) -> Pruning:
+    """Remove heads one at a time, each time the one whose removal costs the least R².
+
+    The "oracle" order of Michel et al. (2019), who also rank heads by a gradient-based score.
+    """
+    keep = torch.ones(run.num_heads)
+    removed, scores = [], [run.score(keep)]
+    for _ in range(run.num_heads):
+        candidates = [h for h in range(run.num_heads) if keep[h] == 1]
+        trial = {h: run.score(keep * (1 - torch.eye(run.num_heads)[h])) for h in candidates}
+        best = max(trial, key=trial.get)
+        keep[best] = 0
+        removed.append(best)
+        scores.append(trial[best])
+    return Pruning(removed, scores)
+
+
+def break_one_head(run: FilterRun, how: str = "zero") -> list[float]:
+    """R² after breaking each head in turn: ``"zero"`` (head_mask) or ``"reinit"`` (fresh random
+    W_Q, W_K, W_V rows and positional bias for that head, the rest unchanged)."""
+    if how == "zero":
+        return head_ablation(run)
+    if how != "reinit":
+        raise ValueError(f"how must be 'zero' or 'reinit', got {how!r}")
+    results = []
+    e = run.model.attention.head_dim
+    for h in range(run.num_heads):
+        state = {k: v.clone() for k, v in run.model.state_dict().items()}
+        gen = torch.Generator().manual_seed(h)
+        with torch.no_grad():
+            rows = slice(h * e, (h + 1) * e)
+            for proj in (run.model.attention.q_proj, run.model.attention.k_proj, run.model.attention.v_proj):
+                bound = proj.in_features ** -0.5
+                proj.weight[rows] = (torch.rand(proj.weight[rows].shape, generator=gen) * 2 - 1) * bound
+            run.model.position_bias[h] = 0.0
+        results.append(run.score())
+        run.model.load_state_dict(state)
+    return results
+
+
+class RecallHeads(nn.Module):
+    """A lookup by content: the query key attends over P keys and reads their values.
+
+    ``MultiHeadAttention(query=emb(q), key=emb(keys), value=emb(values))`` followed by a linear
+    read-out: to answer, a head's score must single out the matching key among P, which needs
+    enough dimensions in ``q . k`` (a head of size 1 scores every key on one line).
+    """
+
+    def __init__(self, num_keys: int, num_values: int, d_model: int, num_heads: int) -> None:
+        super().__init__()
+        self.num_keys = num_keys
+        self.embed = nn.Embedding(num_keys + num_values, d_model)
+        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.readout = nn.Linear(d_model, num_values)
+
+    def forward(self, tokens: Tensor, head_mask: Tensor | None = None, need_weights: bool = False
+                ) -> tuple[Tensor, Tensor | None]:
+        keys, values, query = tokens[:, 0:-1:2], tokens[:, 1:-1:2], tokens[:, -1:]  # (B, P), (B, P), (B, 1)
+        out, weights = self.attention(self.embed(query), self.embed(keys), self.embed(values),
+                                      head_mask=head_mask, need_weights=need_weights)  # (B, 1, D)
+        return self.readout(out[:, 0]), weights  # (B, V)
+
+
+def recall_head_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2), *, d_model: int = 16,
+                      num_pairs: int = 8, num_keys: int = 16, num_values: int = 8, steps: int = 300,
+                      batch_size: int = 64, lr: float = 1e-2) -> dict[int, list[float]]:
+    """Test accuracy of :class:`RecallHeads` for each number of heads at fixed ``d_model``.
+
+    Returns:
+        ``{H: [accuracy per seed]}``.
+    """
+    results: dict[int, list[float]] = {}
+    for h in check_positive_ints("num_heads", num_heads):
+        results[h] = []
+        for seed in seeds:
+            tokens, target = associative_recall_task(steps * batch_size, num_pairs, num_keys, num_values,
+                                                     seed=seed + 1000)
+            test_tokens, test_target = associative_recall_task(2000, num_pairs, num_keys, num_values, seed=seed + 2000)
+            target, test_target = target - num_keys, test_target - num_keys  # value index 0 .. V-1
+            set_seed(seed)
+            model = RecallHeads(num_keys, num_values, d_model, h)
+            with num_threads(1):
+                train(model, lambda s: (tokens[s * batch_size:(s + 1) * batch_size],
+                                        target[s * batch_size:(s + 1) * batch_size]),
+                      steps=steps, lr=lr, seed=seed)
+                model.eval()
+                with torch.no_grad():
+                    accuracy = (model(test_tokens)[0].argmax(-1) == test_target).float().mean().item()
+            results[h].append(accuracy)
+    return results
