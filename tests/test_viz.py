@@ -634,3 +634,38 @@ def test_log_axes_over_two_decades_label_powers_of_ten_only() -> None:
     assert fig.layout.yaxis.dtick == 1
     narrow = viz.line_sweep([1.0, 3.0], {1: {"a": [1.0, 2.0]}}, log_x=True)
     assert narrow.layout.xaxis.type == "log" and narrow.layout.xaxis.dtick is None  # under two decades: default ticks
+
+
+def test_captioned_figure_on_the_site_is_one_figure_with_its_caption_and_text_alternative(monkeypatch) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    fig = viz.line_plot([1, 2, 3], {"loss": [3.0, 2.0, 1.0]}, title="Loss <b>falls</b>")
+    figure = viz.captioned(fig, "The loss falls & keeps falling.", alt="A line falling from 3 to 1 over 3 steps.")
+    InteractiveShell.instance()
+    monkeypatch.setenv(BOOK_BUILD_ENV, "1")
+    with capture_output() as site:
+        figure._ipython_display_()
+    [output] = site.outputs
+    page = output.data["text/html"]
+    assert page.count("<figure") == 1 and 'class="book-figure"' in page and "Plotly.newPlot" in page
+    assert "<figcaption>The loss falls &amp; keeps falling.</figcaption>" in page
+    assert 'role="img" aria-label="A line falling from 3 to 1 over 3 steps."' in page
+    monkeypatch.delenv(BOOK_BUILD_ENV)
+    monkeypatch.setattr(pio.renderers, "default", "book")  # what setup_book() chooses in a kernel
+    with capture_output() as live:  # JupyterLab/Colab: the figure as usual, then the caption as text
+        figure._ipython_display_()
+    assert len(live.outputs) == 2 and "**Figure.** The loss falls" in live.outputs[1].data["text/markdown"]
+
+
+def test_figure_without_caption_is_labelled_by_its_title() -> None:
+    page = viz.figure_html(viz.line_plot([1, 2], {"a": [1.0, 2.0]}, title="A <b>title</b>"))
+    assert "<figure" not in page and 'role="figure" aria-label="A title"' in page
+
+
+@pytest.mark.parametrize("caption,alt,error", [("", "alt text", "caption"), ("A takeaway.", "  ", "alt")])
+def test_captioned_needs_a_caption_and_a_text_alternative(caption: str, alt: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        viz.captioned(go.Figure(), caption, alt=alt)
+    with pytest.raises(TypeError, match="fig must be a plotly"):
+        viz.captioned({"data": []}, "A takeaway.", alt="alt")  # type: ignore[arg-type]

@@ -7,6 +7,7 @@
 - Live explorers (need a kernel; show their static figure on the site):
   :func:`softmax_explorer`, :func:`sentence_attention_explorer`.
 - BertViz on the real model: :func:`load_attention_model`, :func:`head_view`, :func:`model_view`.
+- :func:`captioned`: a figure with its one-sentence takeaway as a caption and a text alternative.
 - :func:`show_source`: a helper's source as a highlighted listing.
 
 Importing this package registers the ``"book"`` Plotly renderer and template and makes them
@@ -20,7 +21,7 @@ from .encodings import positional_encoding_explorer, rope_table
 from .explorers import Explorer, sentence_attention_explorer, softmax_explorer, softmax_scores
 from .heatmaps import attention_heatmap, mask_gallery, training_replay
 from .lines import bar, line_plot, line_sweep
-from .renderer import BookRenderer, figure_html, in_colab, mime_bundle, setup_book
+from .renderer import BookRenderer, CaptionedFigure, captioned, figure_html, in_colab, mime_bundle, setup_book
 from .site import building_book
 from .softmax import softmax_temperature_explorer, softmax_with_temperature
 from .source import SourceListing, show_source
@@ -34,6 +35,7 @@ __all__ = [
     "Explorer", "softmax_explorer", "sentence_attention_explorer", "softmax_scores",
     "load_attention_model", "sentence_attention", "head_view", "model_view",
     "show_source", "SourceListing",
+    "captioned", "CaptionedFigure",
     "BookRenderer", "figure_html", "mime_bundle", "in_colab", "setup_book", "building_book",
 ]
 

@@ -44,7 +44,7 @@ from .style import TEMPLATE_NAME, theme_patch
 from .site import building_book
 
 __all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "mime_bundle",
-           "in_colab", "in_notebook", "setup_book"]
+           "CaptionedFigure", "captioned", "in_colab", "in_notebook", "setup_book"]
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 PLOTLY_JS_PATH = "_static/vendor/plotly/plotly.min.js"
@@ -145,15 +145,22 @@ def _figure_dict(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"fig must be a plotly.graph_objects.Figure or a figure dict, got {type(fig).__name__}")
 
 
-def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -> str:
+def figure_html(
+    fig: go.Figure | dict[str, Any], *, div_id: str | None = None, caption: str | None = None,
+    alt: str | None = None
+) -> str:
     """The ``text/html`` of a figure for the static site: a div and a ``Plotly.newPlot`` call.
 
     Args:
         fig: The figure (or its ``to_dict()``).
         div_id: The id of the figure's ``<div>``; a random one when ``None``.
+        caption: The takeaway, shown under the figure in a ``<figcaption>`` (plain text).
+        alt: The text alternative read by screen readers (the figure's ``aria-label``); the
+            figure's title when ``None``.
 
     Returns:
-        An HTML fragment with no ``<script src>``: plotly.js comes from the page.
+        An HTML fragment with no ``<script src>``: plotly.js comes from the page. With a
+        caption, a ``<figure class="book-figure">`` holding the plot and its ``<figcaption>``.
     """
     fig_dict = _figure_dict(fig)
     div_id = div_id or f"fig-{uuid.uuid4().hex[:12]}"
@@ -166,11 +173,16 @@ def figure_html(fig: go.Figure | dict[str, Any], *, div_id: str | None = None) -
     spec_json = pio.to_json(spec, validate=False, remove_uids=True).replace("</", "<\\/")
     themes = json.dumps({"light": theme_patch(layout, dark=False), "dark": theme_patch(layout, dark=True)})
     title = ((layout.get("title") or {}).get("text")) or "Interactive figure"
+    label = html.escape(_plain(alt if alt is not None else title))
     script = _SCRIPT % {"id": div_id, "spec": spec_json, "themes": themes}
-    return (f'{PANEL_STYLE}<div class="book-plotly" role="figure" aria-label="{html.escape(_plain(title))}">'
+    plot = (f'<div class="book-plotly" role="{"img" if caption else "figure"}" aria-label="{label}">'
             f'<div id="{div_id}" class="plotly-graph-div {FIGURE_MARKER}" '
             f'style="width:100%;height:{height}px;"></div>\n'
             f'<script type="text/javascript">\n{script}\n</script></div>')
+    if caption is None:
+        return PANEL_STYLE + plot
+    return (f'{PANEL_STYLE}<figure class="book-figure">{plot}'
+            f'<figcaption>{html.escape(_plain(caption))}</figcaption></figure>')
 
 
 def _plain(text: str) -> str:
@@ -195,6 +207,60 @@ def mime_bundle(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
     if not building_book():
         bundle[PLOTLY_MIME] = json.loads(pio.to_json({**fig_dict, "config": _CONFIG}, validate=False))
     return bundle
+
+
+class CaptionedFigure:
+    """A figure with the sentence that states its takeaway and a text alternative.
+
+    Shown last in a cell (or with ``display``), it is one ``<figure>`` with a ``<figcaption>``
+    on the book's site, and the figure followed by its caption in JupyterLab and Colab. The
+    text alternative is what a screen reader announces for the plot (its ``aria-label``).
+    Build it with :func:`captioned`.
+    """
+
+    def __init__(self, fig: go.Figure, caption: str, alt: str) -> None:
+        self.fig, self.caption, self.alt = fig, caption, alt
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import Markdown, display
+
+        if building_book():  # one output: the semantic <figure> of the static site
+            text = f"<Plotly figure: {_plain(self.alt)}>"
+            display({"text/html": figure_html(self.fig, caption=self.caption, alt=self.alt), "text/plain": text},
+                    raw=True)
+        else:  # a live front end draws the figure its own way; the caption follows as text
+            display(self.fig)
+            display(Markdown(f"**Figure.** {self.caption}"))
+
+    def __repr__(self) -> str:
+        return f"<captioned figure: {self.caption}>"
+
+
+def captioned(fig: go.Figure, caption: str, *, alt: str) -> CaptionedFigure:
+    """A figure with its takeaway as a caption and a text alternative, for the chapters.
+
+    Every figure of a chapter states its takeaway in one sentence under it and carries a text
+    alternative that says what it shows (DESIGN, "Anatomy of a chapter"); the browser tests
+    check both on the built site.
+
+    Args:
+        fig: The Plotly figure.
+        caption: One sentence: what the reader should take from the figure.
+        alt: What the figure shows, for a reader who cannot see it (axes, curves, the trend).
+
+    Returns:
+        A :class:`CaptionedFigure`; leave it last in a cell.
+
+    Raises:
+        TypeError: ``fig`` is not a Plotly figure.
+        ValueError: ``caption`` or ``alt`` is empty.
+    """
+    if not isinstance(fig, go.Figure):
+        raise TypeError(f"fig must be a plotly.graph_objects.Figure, got {type(fig).__name__}")
+    for name, text in (("caption", caption), ("alt", alt)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name} must be a non-empty sentence, got {text!r}")
+    return CaptionedFigure(fig, caption.strip(), alt.strip())
 
 
 class BookRenderer(MimetypeRenderer):
