@@ -3,10 +3,13 @@ in typical wrong answers, without raising."""
 
 import math
 
+import pytest
 import torch
 
-from helpers.exercises import CheckResult
-from helpers.exercises import ch02
+import helpers.attention as attention
+from helpers.attention import cosine_scores, dot_scores, neg_euclidean_scores
+from helpers.exercises import CheckResult, ch02
+from helpers.experiments import score_cost, score_learning
 
 
 def _stub(*args):
@@ -147,3 +150,66 @@ def test_why_additive_explains_each_wrong_option():
     _rejects(ch02.check_why_additive_is_slower("?"), "one letter")
     _rejects(ch02.check_why_additive_is_slower(2), "one letter")
     assert set(ch02.ADDITIVE_OPTIONS) == {"a", "b", "c", "d"}
+
+
+# --------------------------------------------------------------------------------------------
+# Every checker rejects an answer that delegates to the package's own implementation
+# --------------------------------------------------------------------------------------------
+
+
+def test_checkers_reject_answers_that_call_the_package_and_name_the_function():
+    # the answers use module-level names, as a lab's top-level cells do
+    _rejects(ch02.check_dot_scores(lambda q, k: dot_scores(q, k)), "helpers.dot_scores", "yourself")
+    _rejects(ch02.check_dot_scores(lambda q, k: attention.scaled_dot_scores(q, k) * math.sqrt(q.size(-1))),
+             "scaled_dot_scores")
+    _rejects(ch02.check_dot_flops(lambda L, S, E: score_cost.score_flops("dot", L, S, E)["flops"]), "score_flops")
+    _rejects(ch02.check_euclidean_scores(lambda q, k: neg_euclidean_scores(q, k)), "neg_euclidean_scores")
+    _rejects(ch02.check_euclidean_scores(lambda q, k: attention.neg_euclidean_scores(q, k)), "neg_euclidean_scores")
+    _rejects(ch02.check_vectorised_cosine(lambda q, k: cosine_scores(q, k)), "cosine_scores")
+    _rejects(ch02.check_cosine_bound(lambda S: score_learning.cosine_weight_bound(S)), "cosine_weight_bound")
+    # the package is restored afterwards
+    assert ch02.check_dot_scores(lambda q, k: q @ k.transpose(-2, -1)).passed
+    torch.testing.assert_close(dot_scores(torch.eye(2), torch.eye(2)), torch.eye(2))
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 6: the cosine's bound, predicted
+# --------------------------------------------------------------------------------------------
+
+
+def test_cosine_bound_accepts_the_closed_form_and_names_the_mistakes():
+    e = math.e
+    assert ch02.check_cosine_bound(lambda S: e / (e + (S - 1) / e)).passed
+    assert ch02.check_cosine_bound(lambda S: torch.tensor(e * e / (e * e + S - 1))).passed
+    _rejects(ch02.check_cosine_bound(lambda S: e / (e + S - 1)), "perpendicular", "−1")
+    _rejects(ch02.check_cosine_bound(lambda S: e / (e + S / e)), "S − 1 others")
+    _rejects(ch02.check_cosine_bound(lambda S: 1.0), "does not get all the weight")
+    _rejects(ch02.check_cosine_bound(lambda S: 1 / S), "equal scores")
+    _rejects(ch02.check_cosine_bound(lambda S: "24%"), "return a number")
+    _rejects(ch02.check_cosine_bound(_stub), "stub")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 7: the temperature ablation, designed
+# --------------------------------------------------------------------------------------------
+
+
+def test_temperature_ablation_rejects_designs_that_cannot_answer_without_training():
+    from dataclasses import replace
+
+    plain = score_learning.score_config("cosine")
+    _rejects(ch02.check_temperature_ablation(None), "RecallConfig")
+    _rejects(ch02.check_temperature_ablation(plain), "plain-cosine run")
+    _rejects(ch02.check_temperature_ablation(score_learning.score_config("dot")), "keep it")
+    _rejects(ch02.check_temperature_ablation(score_learning.score_config("cosine_learned_scale")), "Fix the factor")
+    _rejects(ch02.check_temperature_ablation(replace(plain, scale=4.0, steps=400)), "changes steps")
+    _rejects(ch02.check_temperature_ablation(replace(plain, num_pairs=4)), "changes num_pairs")
+    _rejects(ch02.check_temperature_ablation(replace(plain, scale=2.0)), "70.4%", "too low")
+
+
+@pytest.mark.slow
+def test_temperature_ablation_trains_a_clean_design_and_accepts_it_when_it_learns():
+    from dataclasses import replace
+
+    result = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=4.0))
+    assert result.passed, result.message

@@ -137,3 +137,11 @@ def test_sign_demo_amplifies_positive_and_suppresses_negative_dot_products():
     assert demo.neg_distance_weights.argmax() == demo.distance.argmin()
 
 
+def test_softmax_ignores_a_shift_so_a_positive_score_can_still_lose_weight():
+    demo = score_geometry.sign_softmax_demo(30.0, 2.0, shift=100.0)
+    np.testing.assert_allclose(demo.shifted_dot_weights, demo.dot_weights, atol=1e-6)
+    np.testing.assert_allclose(demo.shifted_neg_distance_weights, demo.neg_distance_weights, atol=1e-6)
+    assert demo.log_mean_exp == pytest.approx(math.log(np.exp(demo.dot.astype(float)).mean()), rel=1e-6)
+    k4 = 3  # the short key: positive dot product, but below the log-mean-exp, so below 1/S
+    assert demo.dot[k4] > 0.5 and demo.dot_weights[k4] < demo.uniform
+

@@ -3,8 +3,8 @@
 - :func:`explorer_setup`, :func:`geometry_state`, :func:`geometry_grid`: a 2-D query that the
   reader rotates and stretches, five fixed keys, and for each score function of
   :mod:`helpers.attention` the scores and the softmax weights.
-- :func:`sign_softmax_demo`: positive and negative dot products against always-positive
-  distances, through the same softmax.
+- :func:`sign_softmax_demo`: dot products against distances through the same softmax, and the
+  same scores shifted by a constant (softmax does not change: orientation matters, sign does not).
 
 Figures and the explorer: :mod:`helpers.figures.score_geometry`.
 
@@ -40,7 +40,8 @@ EXPLORER_ROWS: dict[str, str] = {
     "distance": "‖q−k‖²<br>(not negated)",
 }
 """The explorer's rows, from score-function name to label. ``distance`` is the squared Euclidean
-distance fed to softmax *without* the minus sign, to show why the sign matters."""
+distance fed to softmax *without* the minus sign: oriented the wrong way (small = near), it
+gives the most weight to the farthest key."""
 
 
 @dataclass(frozen=True)
@@ -202,49 +203,68 @@ class SignSoftmaxDemo:
 
     Attributes:
         key_names: One label per key.
-        dot: Dot-product scores, positive and negative, ``(S,)``.
+        dot: Dot-product scores, ``(S,)``.
         dot_weights: ``softmax(dot)``.
-        distance: Squared Euclidean distances, all ``>= 0``, ``(S,)``.
+        log_mean_exp: ``log(mean(exp(dot)))``: a key gains weight (above ``uniform``) exactly
+            when its score is above this, whatever the sign of the score.
+        distance: Squared Euclidean distances, ``(S,)``; small means near.
         distance_weights: ``softmax(distance)``: the farthest key wins (wrong way round).
         neg_distance_weights: ``softmax(-distance)``: the nearest key wins.
+        shift: A constant added to every score of the row.
+        shifted_dot_weights: ``softmax(dot + shift)``, equal to ``dot_weights``.
+        shifted_neg_distance_weights: ``softmax(-distance + shift)``, equal to ``neg_distance_weights``.
         uniform: ``1 / S``, the weight every key would get from equal scores.
     """
 
     key_names: tuple[str, ...]
     dot: np.ndarray
     dot_weights: np.ndarray
+    log_mean_exp: float
     distance: np.ndarray
     distance_weights: np.ndarray
     neg_distance_weights: np.ndarray
+    shift: float
+    shifted_dot_weights: np.ndarray
+    shifted_neg_distance_weights: np.ndarray
     uniform: float
 
 
-def sign_softmax_demo(angle_deg: float = 30.0, norm: float = 1.5, setup: GeometrySetup | None = None) -> SignSoftmaxDemo:
-    """What softmax does with signed dot products and with always-positive distances.
+def sign_softmax_demo(angle_deg: float = 30.0, norm: float = 1.5, setup: GeometrySetup | None = None, *,
+                      shift: float = 100.0) -> SignSoftmaxDemo:
+    """What softmax does with dot products and with distances: orientation matters, sign does not.
 
-    Softmax turns scores into weights through ``exp``: a positive score gets a factor above 1,
-    a negative one a factor below 1, so keys pointing with the query are amplified and keys
-    pointing against it suppressed. Squared distances are never negative and *small* means
-    *near*, so fed to softmax as they are they give the most weight to the farthest key; negated,
-    they work.
+    Softmax is unchanged by adding one constant to every score of a row:
+    ``w_j = exp(s_j) / sum_i exp(s_i)``, and ``exp(c)`` cancels. So neither a positive nor a
+    negative score means anything on its own: a key gains weight (more than ``1/S``) exactly when
+    its score is above the row's log-mean-exp, ``log(mean_i exp(s_i))``. What a score must get
+    right is its *orientation*: larger for more relevant. A dot product is oriented that way;
+    a squared distance is oriented the other way (small = near), so fed to softmax as it is it
+    gives the most weight to the farthest key. Negated it works, and so does
+    ``-distance + shift`` for any constant: the sign of the scores plays no part.
 
     Args:
         angle_deg: Direction of the query, degrees.
         norm: Length of the query.
         setup: Keys; :func:`explorer_setup` when ``None``.
+        shift: The constant added to every score for the shifted weights.
 
     Returns:
         The scores and weights.
     """
     setup = explorer_setup() if setup is None else setup
     state = geometry_state(angle_deg, norm, setup)
+    dot = state.scores["dot"]  # (S,)
+    neg_distance = state.scores["neg_euclidean"]  # (S,)
     return SignSoftmaxDemo(
         key_names=setup.key_names,
-        dot=state.scores["dot"].numpy(),
+        dot=dot.numpy(),
         dot_weights=state.weights["dot"].numpy(),
+        log_mean_exp=float(torch.logsumexp(dot.double(), 0) - math.log(dot.numel())),
         distance=state.scores["distance"].numpy(),
         distance_weights=state.weights["distance"].numpy(),
         neg_distance_weights=state.weights["neg_euclidean"].numpy(),
+        shift=shift,
+        shifted_dot_weights=masked_softmax(dot + shift).numpy(),
+        shifted_neg_distance_weights=masked_softmax(neg_distance + shift).numpy(),
         uniform=1.0 / len(setup.key_names),
     )
-

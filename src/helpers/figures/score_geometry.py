@@ -64,8 +64,8 @@ def _static_traces(setup: GeometrySetup) -> list[go.BaseTraceType]:
     """Traces that do not move: the unit circle and the keys."""
     theta = np.linspace(0, 2 * np.pi, 73)
     circle = go.Scatter(
-        x=decimals(np.cos(theta)), y=decimals(np.sin(theta)), mode="lines", line=dict(color="#9aa3ae", width=1, dash="dash"),
-        hoverinfo="skip", showlegend=False, xaxis="x", yaxis="y",
+        x=decimals(np.cos(theta)), y=decimals(np.sin(theta)), mode="lines",
+        line=dict(color="#9aa3ae", width=1, dash="dash"), hoverinfo="skip", showlegend=False, xaxis="x", yaxis="y",
     )
     traces: list[go.BaseTraceType] = [circle]
     for i, (name, key) in enumerate(zip(setup.key_names, setup.keys.tolist())):
@@ -225,7 +225,8 @@ def sign_softmax_figure(demo: SignSoftmaxDemo) -> go.Figure:
         demo: The output of :func:`sign_softmax_demo`.
 
     Returns:
-        The Plotly figure; the dashed line is the uniform weight ``1/S``.
+        The Plotly figure; the dashed line is the uniform weight ``1/S``, the dotted one the
+        log-mean-exp of the dot scores (a dot score above it gets more than ``1/S``).
     """
     from plotly.subplots import make_subplots
 
@@ -241,7 +242,10 @@ def sign_softmax_figure(demo: SignSoftmaxDemo) -> go.Figure:
         fig.add_bar(x=names, y=decimals(scores, 3), name=label, marker_color=colour, legendgroup=label, row=1, col=1,
                     hovertemplate=f"{label}<br>key %{{x}}: score %{{y:.2f}}<extra></extra>")
         fig.add_bar(x=names, y=decimals(weights, 3), name=label, marker_color=colour, legendgroup=label,
-                    showlegend=False, row=2, col=1, hovertemplate=f"{label}<br>key %{{x}}: weight %{{y:.2f}}<extra></extra>")
+                    showlegend=False, row=2, col=1,
+                    hovertemplate=f"{label}<br>key %{{x}}: weight %{{y:.2f}}<extra></extra>")
+    fig.add_hline(y=demo.log_mean_exp, line=dict(color=SCORE_COLORS["dot"], dash="dot", width=1), row=1, col=1,
+                  annotation_text="log-mean-exp of the dot scores", annotation_position="top right")
     fig.add_hline(y=demo.uniform, line=dict(color="#9aa3ae", dash="dash", width=1), row=2, col=1,
                   annotation_text="uniform 1/S", annotation_position="top right")
     fig.update_layout(**base_layout("One softmax, three kinds of scores", 600), barmode="group",

@@ -7,8 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..experiments.recall import RecallRun
-from ..viz.style import base_layout
 from ..viz.lines import moving_average
+from ..viz.style import base_layout
 from .score_style import SCORE_COLORS, SCORE_LABELS
 from .style import decimals
 
@@ -75,39 +75,54 @@ def learning_curves_figure(runs: dict[str, list[RecallRun]], *, smooth: int = 10
     return fig
 
 
-def learning_bars_figure(summary: list[dict[str, object]]) -> go.Figure:
-    """Final held-out accuracy (mean over seeds, bars from the worst to the best seed) and the
-    fastest training step, per score function.
+def learning_bars_figure(summary: list[dict[str, object]], *, steps: int | None = None) -> go.Figure:
+    """Final held-out accuracy and steps to the threshold per score function: a bar for the mean
+    over seeds and one dot per seed, so the spread is visible.
 
     Args:
         summary: The output of :func:`~helpers.experiments.score_learning.learning_summary`.
+        steps: Training steps of the runs; a seed that never reached the threshold is drawn as a
+            cross at this height (not drawn when ``None``).
 
     Returns:
         The Plotly figure.
     """
     from plotly.subplots import make_subplots
 
-    labels = [SCORE_LABELS.get(str(r["score"]), str(r["score"])) for r in summary]
-    colours = [SCORE_COLORS.get(str(r["score"]), "#7f7f7f") for r in summary]
-    acc = np.array([r["accuracy"] for r in summary], dtype=float)
-    low = acc - np.array([r["accuracy_min"] for r in summary], dtype=float)
-    high = np.array([r["accuracy_max"] for r in summary], dtype=float) - acc
-    step_ms = [float(r["step_time"]) * 1e3 for r in summary]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=(
-        "held-out accuracy (whiskers: worst and best seed)",
-        "fastest training step (ms)"))
-    fig.add_bar(x=labels, y=decimals(acc, 3), marker_color=colours, showlegend=False, row=1, col=1,
-                error_y=dict(type="data", symmetric=False, array=decimals(high, 3), arrayminus=decimals(low, 3)),
-                hovertemplate="%{x}: accuracy %{y:.3f}<extra></extra>")
-    fig.add_bar(x=labels, y=decimals(step_ms, 3), marker_color=colours, showlegend=False, row=2, col=1,
-                hovertemplate="%{x}: %{y:.3f} ms per step<extra></extra>")
+        "held-out accuracy after training (bar: mean; dots: seeds)",
+        "steps to 90% held-out accuracy (bar: mean; dots: seeds; ×: never reached)"))
+    for r in summary:
+        name = str(r["score"])
+        label, colour = SCORE_LABELS.get(name, name), SCORE_COLORS.get(name, "#7f7f7f")
+        accs = list(r["accuracy_per_seed"])  # type: ignore[arg-type]
+        fig.add_bar(x=[label], y=decimals([r["accuracy"]], 3), marker_color=colour, opacity=0.55, showlegend=False,
+                    row=1, col=1, hovertemplate="%{x}: mean accuracy %{y:.3f}<extra></extra>")
+        fig.add_scatter(x=[label] * len(accs), y=decimals(accs, 3), mode="markers", showlegend=False, row=1, col=1,
+                        marker=dict(color=colour, size=9, line=dict(color="white", width=1)),
+                        hovertemplate="%{x}: a seed's accuracy %{y:.3f}<extra></extra>")
+        reached = [s for s in r["steps_per_seed"] if s is not None]  # type: ignore[union-attr]
+        missed = len(r["steps_per_seed"]) - len(reached)  # type: ignore[arg-type]
+        if r["steps_to_threshold"] is not None:
+            fig.add_bar(x=[label], y=[round(float(r["steps_to_threshold"]), 1)], marker_color=colour, opacity=0.55,
+                        showlegend=False, row=2, col=1, hovertemplate="%{x}: mean %{y:.0f} steps<extra></extra>")
+        if reached:
+            fig.add_scatter(x=[label] * len(reached), y=reached, mode="markers", showlegend=False, row=2, col=1,
+                            marker=dict(color=colour, size=9, line=dict(color="white", width=1)),
+                            hovertemplate="%{x}: a seed reached it after %{y} steps<extra></extra>")
+        if missed and steps is not None:
+            fig.add_scatter(x=[label] * missed, y=[steps] * missed, mode="markers", showlegend=False, row=2, col=1,
+                            marker=dict(color=colour, size=11, symbol="x"),
+                            hovertemplate=f"%{{x}}: not reached in {steps} steps<extra></extra>")
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
-    fig.update_layout(**base_layout("Accuracy reached, and cost of a step", 560))
+    fig.update_yaxes(rangemode="tozero", row=2, col=1)
+    fig.update_layout(**base_layout("Accuracy reached, and how fast", 600), bargap=0.35)
     return fig
 
 
 def learning_table(summary: list[dict[str, object]], threshold: float = 0.9) -> str:
-    """:func:`~helpers.experiments.score_learning.learning_summary` as a Markdown table.
+    """:func:`~helpers.experiments.score_learning.learning_summary` as a Markdown table, with the
+    spread over seeds of each number.
 
     Args:
         summary: The output of :func:`~helpers.experiments.score_learning.learning_summary`.
@@ -117,16 +132,24 @@ def learning_table(summary: list[dict[str, object]], threshold: float = 0.9) -> 
         Markdown text.
     """
     lines = [
-        f"| score function | held-out accuracy: mean (worst–best seed) | steps to {threshold:.0%} | "
-        "training time (s) | fastest step (ms) | parameters |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"| score function | factor on the scores | held-out accuracy: mean (worst–best seed) | "
+        f"steps to {threshold:.0%}: mean (fastest–slowest seed) | training time (s) | fastest step (ms) | "
+        "parameters |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in summary:
-        steps = "not reached" if r["steps_to_threshold"] is None else f"{r['steps_to_threshold']:.0f}"
-        if r["steps_to_threshold"] is None and r["seeds_reaching_threshold"]:
-            steps = f"{r['seeds_reaching_threshold']} seed(s) only"
+        n = r.get("num_seeds", len(r.get("steps_per_seed", [])))
+        if r["steps_to_threshold"] is not None:
+            steps = f"{r['steps_to_threshold']:.0f} ({r['steps_min']:.0f}–{r['steps_max']:.0f})"
+        elif r["seeds_reaching_threshold"]:
+            steps = f"{r['seeds_reaching_threshold']} of {n} seeds only"
+        else:
+            steps = "not reached"
+        scale = r.get("scale")
+        factor = "learned, from 1" if str(r["score"]).endswith("learned_scale") else (
+            "—" if scale is None else f"{float(scale):.3g}")
         lines.append(
-            f"| {SCORE_LABELS.get(str(r['score']), r['score'])} | {r['accuracy']:.1%} "
+            f"| {SCORE_LABELS.get(str(r['score']), r['score'])} | {factor} | {r['accuracy']:.1%} "
             f"({r['accuracy_min']:.1%}–{r['accuracy_max']:.1%}) | {steps} | {r['wall_time']:.2f} | "
             f"{float(r['step_time']) * 1e3:.2f} | {r['num_parameters']:,} |"
         )
