@@ -29,3 +29,54 @@ def test_filter_ceiling_is_one_with_a_head_per_offset_and_a_share_below():
     filters = torch.zeros(2, 2, 2)
     filters[0, 0, 0] = filters[1, 1, 1] = 1.0  # orthogonal, equal norms: one head explains half
     assert abs(ht.filter_ceiling(filters, 1) - 0.5) < 1e-9 and abs(ht.filter_ceiling(filters, 2) - 1) < 1e-9
+
+
+def test_profile_r2_matches_the_ceiling_for_one_hot_and_mixed_position_only_maps():
+    filters = torch.zeros(2, 2, 2)
+    filters[0, 0, 0], filters[1, 1, 1] = 1.0, 2.0  # orthogonal filters: G = diag(1, 4)
+    one_hot = torch.zeros(1, 6)
+    one_hot[0, 2] = 1.0  # one head entirely on offset +2 (the second filter)
+    assert abs(ht.profile_r2(one_hot, (-1, 2), filters) - 4 / 5) < 1e-9
+    both = torch.zeros(2, 6)
+    both[0, 5], both[1, 2] = 1.0, 1.0  # one head per offset (-1 is position 5 of 6)
+    assert abs(ht.profile_r2(both, (-1, 2), filters) - 1.0) < 1e-9
+    split = torch.zeros(1, 6)
+    split[0, 5] = split[0, 2] = 0.5  # one head split evenly: |A_1 + A_2|^2 / (2 tr G) = 5 / 10
+    assert abs(ht.profile_r2(split, (-1, 2), filters) - 0.5) < 1e-9
+    same = torch.stack([torch.eye(2), torch.eye(2)])  # the same rule at both offsets: the even split is exact
+    assert abs(ht.profile_r2(split, (-1, 2), same) - 1.0) < 1e-9
+
+
+def test_offset_profile_rows_sum_to_one_and_specialisation_reads_its_columns():
+    run = ht.train_filter(2, steps=5, num_test=20)
+    profile = ht.offset_profile(run)
+    assert profile.shape == (2, 12)
+    torch.testing.assert_close(profile.sum(1), torch.ones(2))
+    torch.testing.assert_close(ht.offset_specialisation(run), profile[:, [11, 2, 4]])
+
+
+def test_head_importance_is_the_mean_absolute_per_example_gradient_of_the_head_mask():
+    run = ht.train_filter(3, steps=20, num_test=8, d_model=12)
+    keep = torch.tensor([1.0, 0.0, 1.0])
+    expected = torch.zeros(3)
+    for x, y in zip(run.test_x, run.test_y):  # one example at a time, by autograd on an (H,) mask
+        xi = keep.clone().requires_grad_(True)
+        loss = ((run.model(x[None], head_mask=xi)[0] - y) ** 2).mean()
+        expected += torch.autograd.grad(loss, xi)[0].abs() / len(run.test_x)
+    torch.testing.assert_close(ht.head_importance(run, keep), expected, rtol=1e-4, atol=1e-7)
+
+
+def test_pruning_orders_remove_every_head_once_and_end_at_the_same_empty_model():
+    run = ht.train_filter(4, steps=10, num_test=20, d_model=16)
+    prunings = [ht.greedy_pruning(run), ht.importance_pruning(run), ht.random_pruning(run, seed=1)]
+    for p in prunings:
+        assert sorted(p.removed) == [0, 1, 2, 3] and len(p.r2) == 5
+        assert abs(p.r2[0] - run.r2) < 1e-6
+    assert len({round(p.r2[-1], 6) for p in prunings}) == 1  # no head left: the same model whatever the order
+    assert ht.random_pruning(run, seed=1).removed == prunings[2].removed  # seeded
+
+
+def test_train_filter_with_the_same_matrix_at_every_offset_has_ceiling_one():
+    shared = torch.eye(4).expand(3, 4, 4).clone()
+    run = ht.train_filter(1, steps=5, num_test=20, filters=shared)
+    assert abs(run.ceiling - 1.0) < 1e-9 and run.filters is not None

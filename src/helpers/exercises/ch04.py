@@ -23,8 +23,8 @@ import torch
 from torch import Tensor
 
 from helpers.exercises import CheckResult
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
 from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
+from helpers.exercises.reader import allclose, as_tensor, call_reader_function
 from helpers.multihead import MultiHeadAttention
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multihead_attention", "buggy_multihead_attention",
@@ -154,7 +154,7 @@ def check_multihead_attention(fn: Callable[[Tensor, MultiHeadAttention], Tensor]
                 return failure
             if allclose(out, right) or (out.shape == right.shape and torch.allclose(out, right, rtol=1e-4, atol=1e-5)):
                 continue
-            where = f"(d_model={d_model}, {heads} heads)"
+            where = f"(d_model={d_model}, {heads} head{'' if heads == 1 else 's'})"
             if out.shape != right.shape:
                 return CheckResult(False, f"{where}: expected shape {tuple(right.shape)}, got {tuple(out.shape)}")
             if torch.allclose(out, buggy_multihead_attention(x, layer), rtol=1e-4, atol=1e-5):

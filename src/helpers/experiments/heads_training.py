@@ -5,9 +5,13 @@
   offsets need ``K`` heads in one layer (Cordonnier et al., 2020). :func:`filter_sweep` trains
   ``H = 1, 2, ...`` heads at fixed ``d_model`` and compares the fit with the ceiling
   :func:`filter_ceiling` that the argument predicts.
+- Why, from the trained maps: :func:`offset_profile` (each head's mean weight at each relative
+  offset) and :func:`profile_r2` (the R² that position-only heads with exactly those maps can
+  reach, by the same argument as the ceiling).
 - Specialisation: :func:`offset_specialisation` measures which head serves which offset.
 - Ablation and pruning with ``head_mask``: :func:`head_ablation`, :func:`greedy_pruning`,
-  :func:`break_one_head`.
+  :func:`head_importance` (Michel et al.'s gradient score), :func:`importance_pruning`,
+  :func:`random_pruning`, :func:`break_one_head`.
 - Heads against head size on a lookup that needs rich scores: :func:`recall_head_sweep`.
 
 Shape legend:
@@ -31,7 +35,8 @@ from ..train import num_threads, set_seed, train
 
 __all__ = [
     "FilterHeads", "FilterRun", "train_filter", "filter_ceiling", "filter_sweep", "r_squared",
-    "offset_specialisation", "head_ablation", "greedy_pruning", "Pruning", "break_one_head",
+    "offset_profile", "profile_r2", "offset_specialisation", "head_ablation", "greedy_pruning", "Pruning",
+    "head_importance", "importance_pruning", "random_pruning", "break_one_head",
     "RecallHeads", "recall_head_sweep", "mean_spread",
 ]
 
@@ -90,6 +95,7 @@ class FilterRun:
     model: FilterHeads = field(repr=False)
     test_x: Tensor = field(repr=False)
     test_y: Tensor = field(repr=False)
+    filters: Tensor | None = field(default=None, repr=False)  # (K, dim, dim): the task's A_k
 
     def score(self, head_mask: Tensor | None = None) -> float:
         """R² on the held-out set, optionally with some heads masked."""
@@ -116,15 +122,17 @@ def filter_ceiling(filters: Tensor, num_heads: int) -> float:
 
 def train_filter(num_heads: int, *, offsets: Sequence[int] = (-1, 2, 4), seed: int = 0, seq_len: int = 12,
                  dim: int = 4, d_model: int = 24, steps: int = 300, batch_size: int = 32, lr: float = 1e-2,
-                 num_test: int = 1000) -> FilterRun:
+                 num_test: int = 1000, filters: Tensor | None = None) -> FilterRun:
     """Train a :class:`FilterHeads` on the k-offset filter task and score it on held-out data.
 
-    Fresh inputs every step, the same filters ``A_k`` for one seed; mean squared error, AdamW,
+    Fresh inputs every step, the same filters ``A_k`` for one seed (drawn from ``seed`` unless
+    ``filters`` gives them, e.g. the same matrix at every offset); mean squared error, AdamW,
     one thread. About a second on the book's machine.
     """
     offsets = tuple(offsets)
     check_positive_int("num_heads", num_heads)
-    _, _, filters = offset_filter_task(1, seq_len, dim, offsets, seed=seed)
+    if filters is None:
+        _, _, filters = offset_filter_task(1, seq_len, dim, offsets, seed=seed)
     x, y, _ = offset_filter_task(steps * batch_size, seq_len, dim, offsets, seed=seed + 1000, filters=filters)
     test_x, test_y, _ = offset_filter_task(num_test, seq_len, dim, offsets, seed=seed + 2000, filters=filters)
     set_seed(seed)
@@ -133,7 +141,7 @@ def train_filter(num_heads: int, *, offsets: Sequence[int] = (-1, 2, 4), seed: i
         train(model, lambda s: (x[s * batch_size:(s + 1) * batch_size], y[s * batch_size:(s + 1) * batch_size]),
               steps=steps, lr=lr, loss_fn=F.mse_loss, accuracy_fn=None, seed=seed)
     model.eval()
-    run = FilterRun(num_heads, seed, offsets, 0.0, filter_ceiling(filters, num_heads), model, test_x, test_y)
+    run = FilterRun(num_heads, seed, offsets, 0.0, filter_ceiling(filters, num_heads), model, test_x, test_y, filters)
     run.r2 = run.score()
     return run
 
@@ -143,6 +151,43 @@ def filter_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2), **k
     return {h: [train_filter(h, seed=s, **kwargs) for s in seeds] for h in check_positive_ints("num_heads", num_heads)}
 
 
+def offset_profile(run: FilterRun, num_samples: int = 200) -> Tensor:
+    """Each head's mean attention weight at each relative offset, over held-out sequences.
+
+    Returns:
+        ``(H, L)``: entry ``[h, o]`` is head ``h``'s weight on position ``(i + o) mod L``,
+        averaged over the queries ``i`` and ``num_samples`` held-out sequences; each row sums to 1.
+    """
+    with torch.no_grad():
+        _, weights = run.model(run.test_x[:num_samples], need_weights=True)  # (B, H, L, L)
+    seq_len = weights.shape[-1]
+    i = torch.arange(seq_len)
+    return torch.stack([weights[:, :, i, (i + o) % seq_len].mean(dim=(0, 2)) for o in range(seq_len)], dim=1)
+
+
+def profile_r2(profile: Tensor, offsets: Sequence[int], filters: Tensor) -> float:
+    """The R² that position-only heads with these attention maps reach with the best output matrices.
+
+    Head ``h`` with position-only weights ``P[h]`` outputs ``M_h z_h`` with
+    ``z_h = sum_o P[h, o] x_{i+o}``. With independent unit-variance inputs, the best ``M_h``
+    explain ``tr(G Q^T (P P^T)^{-1} Q) / tr(G)`` of the target's variance, where ``Q`` holds the
+    columns of ``P`` at the task's offsets and ``G_kl = <A_k, A_l>_F`` (for one head this is
+    ``q^T G q / (|p|^2 tr G)``: one mixture, one matrix). It plugs the *measured* maps into the
+    argument of :func:`filter_ceiling`, so it says how much of a trained model's score its
+    attention maps account for.
+
+    Shape:
+        profile: ``(H, L)`` (:func:`offset_profile`); filters: ``(K, dim, dim)``.
+    """
+    seq_len = profile.shape[-1]
+    p = profile.double()  # (H, L)
+    q = p[:, [o % seq_len for o in offsets]]  # (H, K): weight on the offsets that matter
+    flat = filters.reshape(filters.shape[0], -1).double()  # (K, dim^2)
+    gram = flat @ flat.T  # (K, K)
+    explained = torch.trace(gram @ q.T @ torch.linalg.solve(p @ p.T, q))  # (K, H) x (H, H)^-1 x (H, K)
+    return float(explained / torch.trace(gram))
+
+
 def offset_specialisation(run: FilterRun) -> Tensor:
     """Mean attention weight each head puts on each of the task's offsets.
 
@@ -150,11 +195,8 @@ def offset_specialisation(run: FilterRun) -> Tensor:
         ``(H, K)``: entry ``[h, k]`` is head ``h``'s average weight on position ``i + o_k``; a
         row near one-hot is a head that serves one offset.
     """
-    with torch.no_grad():
-        _, weights = run.model(run.test_x[:200], need_weights=True)  # (B, H, L, L)
-    seq_len = weights.shape[-1]
-    i = torch.arange(seq_len)
-    return torch.stack([weights[:, :, i, (i + o) % seq_len].mean(dim=(0, 2)) for o in run.offsets], dim=1)
+    profile = offset_profile(run)  # (H, L)
+    return profile[:, [o % profile.shape[-1] for o in run.offsets]]
 
 
 def head_ablation(run: FilterRun) -> list[float]:
@@ -190,6 +232,54 @@ def greedy_pruning(run: FilterRun) -> Pruning:
         removed.append(best)
         scores.append(trial[best])
     return Pruning(removed, scores)
+
+
+def head_importance(run: FilterRun, keep: Tensor | None = None) -> Tensor:
+    """Michel et al.'s importance of each head: ``I_h = E_x |dL(x)/d xi_h|``, from one backward pass.
+
+    ``xi`` is the ``head_mask``, one factor per example and head (``(B, H)``, 1 for a kept head,
+    0 for a removed one), so one backward pass of the summed per-example losses gives every
+    ``dL(x)/d xi_h``. The loss is the squared error on the held-out set (the greedy order
+    scores on it too). A removed head keeps its gradient, which is not used.
+
+    Returns:
+        ``(H,)``, larger = more important.
+    """
+    keep = torch.ones(run.num_heads) if keep is None else keep
+    xi = keep.expand(len(run.test_x), run.num_heads).clone().requires_grad_(True)  # (B, H)
+    prediction, _ = run.model(run.test_x, head_mask=xi)  # (B, L, dim)
+    per_example = ((prediction - run.test_y) ** 2).mean(dim=(1, 2))  # (B,)
+    (grad,) = torch.autograd.grad(per_example.sum(), xi)  # (B, H): dL(x)/d xi_h per example
+    return grad.abs().mean(0)
+
+
+def _prune_in_order(run: FilterRun, choose) -> Pruning:
+    keep = torch.ones(run.num_heads)
+    removed, scores = [], [run.score(keep)]
+    for _ in range(run.num_heads):
+        head = choose(keep)
+        keep[head] = 0
+        removed.append(head)
+        scores.append(run.score(keep))
+    return Pruning(removed, scores)
+
+
+def importance_pruning(run: FilterRun) -> Pruning:
+    """Remove heads one at a time, each time the kept head of lowest :func:`head_importance`.
+
+    Michel et al. (2019, section 4) prune 10 % of a large model's heads per step by this score;
+    with 8 heads this removes one per step, recomputing the score with the heads already removed.
+    """
+    def least_important(keep: Tensor) -> int:
+        scores = head_importance(run, keep).masked_fill(keep == 0, float("inf"))
+        return int(scores.argmin())
+    return _prune_in_order(run, least_important)
+
+
+def random_pruning(run: FilterRun, seed: int = 0) -> Pruning:
+    """Remove heads in a random order: the baseline for the two informed orders."""
+    order = torch.randperm(run.num_heads, generator=torch.Generator().manual_seed(seed)).tolist()
+    return _prune_in_order(run, lambda keep: order[int((keep == 0).sum())])
 
 
 def break_one_head(run: FilterRun, how: str = "zero") -> list[float]:

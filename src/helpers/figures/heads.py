@@ -9,10 +9,12 @@ import plotly.graph_objects as go
 import torch
 
 from .. import viz
+from ..experiments import heads_training as ht
 from ..experiments.heads import HeadCost, ShapeStep
 from ..experiments.heads_training import FilterRun, Pruning
 
-__all__ = ["shapes_table", "cost_table", "filter_figure", "head_size_figure", "specialisation_figure",
+__all__ = ["shapes_table", "cost_table", "filter_figure", "offset_maps_figure", "head_size_figure",
+           "specialisation_figure",
            "specialisation_table", "pruning_figure", "robustness_figure", "real_model_figure"]
 
 
@@ -25,7 +27,8 @@ def shapes_table(steps: Sequence[ShapeStep]) -> str:
 
 def cost_table(cost: HeadCost, ranks: Mapping[int, Sequence[int]]) -> str:
     """Parameters, FLOPs and the largest score rank per head, for each number of heads."""
-    rows = ["| heads H | head size E | parameters | FLOPs: projections | FLOPs: attention | rank of each head's scores |",
+    rows = ["| heads H | head size E | parameters | FLOPs: projections | FLOPs: attention "
+            "| rank of each head's scores |",
             "|---:|---:|---:|---:|---:|---:|"]
     for h, e, p, a, b in zip(cost.num_heads, cost.head_dim, cost.parameters, cost.flops_projections,
                              cost.flops_attention):
@@ -49,6 +52,24 @@ def filter_figure(sweep: Mapping[int, Sequence[FilterRun]]) -> go.Figure:
                         title=f"A {len(sweep[heads[0]][0].offsets)}-offset filter: R² against the number of heads")
     fig.data[-1].line.dash = "dash"
     return fig
+
+
+def offset_maps_figure(one_head: Sequence[FilterRun], many_heads: Sequence[FilterRun]) -> go.Figure:
+    """Mean attention at each relative offset: the one head of H = 1 above the heads of a larger H (menu: seed).
+
+    Rows are heads, columns relative offsets (centred on 0); each row is a head's weight at
+    offset ``o`` averaged over queries and held-out sequences (:func:`offset_profile`).
+    """
+    seq_len = one_head[0].test_x.shape[1]
+    order = [o % seq_len for o in range(-((seq_len - 1) // 2), seq_len // 2 + 1)]
+    columns = [f"{o:+d}" if o else "0" for o in range(-((seq_len - 1) // 2), seq_len // 2 + 1)]
+    h = many_heads[0].num_heads
+    rows = ["H = 1: its head"] + [f"H = {h}: head {i}" for i in range(h)]
+    maps = torch.stack([torch.cat([ht.offset_profile(a), ht.offset_profile(b)])[:, order]
+                        for a, b in zip(one_head, many_heads)])  # (seeds, 1 + H, L)
+    offsets = ", ".join(f"{o:+d}" for o in one_head[0].offsets)
+    return viz.attention_heatmap(maps, columns, rows, head_names=[f"seed {r.seed}" for r in one_head],
+                                 title=f"Mean attention at each offset (the task reads {offsets}); menu: seed")
 
 
 def head_size_figure(d_model: int, filter_r2: Mapping[int, Sequence[float]],
@@ -88,12 +109,14 @@ def specialisation_table(mass: torch.Tensor, offsets: Sequence[int]) -> str:
     return "\n".join(rows)
 
 
-def pruning_figure(prunings: Sequence[Pruning]) -> go.Figure:
-    """R² against the fraction of heads removed, greedy order, one curve per seed."""
-    fractions = prunings[0].fraction_removed
-    return viz.line_plot(fractions, {f"seed {i}": p.r2 for i, p in enumerate(prunings)},
-                         x_title="fraction of heads removed", y_title="R² on held-out data",
-                         title="Pruning 8 heads greedily: the fit falls with each head removed")
+def pruning_figure(prunings: Mapping[str, Sequence[Pruning]]) -> go.Figure:
+    """R² against the fraction of heads removed, one curve per pruning order (mean over its runs)."""
+    fractions = next(iter(prunings.values()))[0].fraction_removed
+    curves = {name: [sum(p.r2[n] for p in runs) / len(runs) for n in range(len(fractions))]
+              for name, runs in prunings.items()}
+    heads = len(fractions) - 1
+    return viz.line_plot(fractions, curves, x_title="fraction of heads removed", y_title="R² on held-out data (mean)",
+                         title=f"Pruning {heads} heads, one at a time, in three orders")
 
 
 def robustness_figure(results: Mapping[int, Sequence[Sequence[float]]]) -> go.Figure:
