@@ -669,3 +669,18 @@ def test_captioned_needs_a_caption_and_a_text_alternative(caption: str, alt: str
         viz.captioned(go.Figure(), caption, alt=alt)
     with pytest.raises(TypeError, match="fig must be a plotly"):
         viz.captioned({"data": []}, "A takeaway.", alt="alt")  # type: ignore[arg-type]
+
+
+def test_captioned_html_view_is_wrapped_in_the_same_figure(monkeypatch) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import HTML
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+    monkeypatch.setenv(BOOK_BUILD_ENV, "1")
+    with capture_output() as site:
+        view = viz.captioned(HTML("<div class='view'>lines</div>"), "Heads differ.", alt="Lines between tokens.")
+        view._ipython_display_()
+    page = site.outputs[0].data["text/html"]
+    assert page.startswith('<figure class="book-figure"><div role="img" aria-label="Lines between tokens.">')
+    assert "<div class='view'>lines</div>" in page and "<figcaption>Heads differ.</figcaption></figure>" in page

@@ -15,7 +15,6 @@ the defaults (:func:`setup_book`; on Colab the default renderer is ``"colab"``).
 ``helpers.viz.renderer`` for why, and ``book/figures.md`` for how to read the figures.
 """
 
-from .style import MASK_COLORSCALE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE
 from .bertviz import head_view, load_attention_model, model_view, sentence_attention
 from .encodings import positional_encoding_explorer, rope_table
 from .explorers import Explorer, sentence_attention_explorer, softmax_explorer, softmax_scores
@@ -25,6 +24,7 @@ from .renderer import BookRenderer, CaptionedFigure, captioned, figure_html, in_
 from .site import building_book
 from .softmax import softmax_temperature_explorer, softmax_with_temperature
 from .source import SourceListing, show_source
+from .style import MASK_COLORSCALE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE
 
 __all__ = [
     "WEIGHT_COLORSCALE", "SIGNED_COLORSCALE", "MASK_COLORSCALE",

@@ -40,8 +40,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-from .style import TEMPLATE_NAME, theme_patch
 from .site import building_book
+from .style import TEMPLATE_NAME, theme_patch
 
 __all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "mime_bundle",
            "CaptionedFigure", "captioned", "in_colab", "in_notebook", "setup_book"]
@@ -218,16 +218,22 @@ class CaptionedFigure:
     Build it with :func:`captioned`.
     """
 
-    def __init__(self, fig: go.Figure, caption: str, alt: str) -> None:
+    def __init__(self, fig: Any, caption: str, alt: str) -> None:
         self.fig, self.caption, self.alt = fig, caption, alt
+
+    def _site_html(self) -> str:
+        if isinstance(self.fig, go.Figure):
+            return figure_html(self.fig, caption=self.caption, alt=self.alt)
+        # An HTML view (BertViz): the same <figure>, the view labelled by the text alternative.
+        return (f'<figure class="book-figure"><div role="img" aria-label="{html.escape(_plain(self.alt))}">'
+                f'{self.fig._repr_html_()}</div><figcaption>{html.escape(_plain(self.caption))}</figcaption></figure>')
 
     def _ipython_display_(self) -> None:
         from IPython.display import Markdown, display
 
         if building_book():  # one output: the semantic <figure> of the static site
-            text = f"<Plotly figure: {_plain(self.alt)}>"
-            display({"text/html": figure_html(self.fig, caption=self.caption, alt=self.alt), "text/plain": text},
-                    raw=True)
+            text = f"<figure: {_plain(self.alt)}>"
+            display({"text/html": self._site_html(), "text/plain": text}, raw=True)
         else:  # a live front end draws the figure its own way; the caption follows as text
             display(self.fig)
             display(Markdown(f"**Figure.** {self.caption}"))
@@ -236,7 +242,7 @@ class CaptionedFigure:
         return f"<captioned figure: {self.caption}>"
 
 
-def captioned(fig: go.Figure, caption: str, *, alt: str) -> CaptionedFigure:
+def captioned(fig: Any, caption: str, *, alt: str) -> CaptionedFigure:
     """A figure with its takeaway as a caption and a text alternative, for the chapters.
 
     Every figure of a chapter states its takeaway in one sentence under it and carries a text
@@ -244,7 +250,7 @@ def captioned(fig: go.Figure, caption: str, *, alt: str) -> CaptionedFigure:
     check both on the built site.
 
     Args:
-        fig: The Plotly figure.
+        fig: The Plotly figure, or an HTML view such as :func:`helpers.viz.head_view`'s.
         caption: One sentence: what the reader should take from the figure.
         alt: What the figure shows, for a reader who cannot see it (axes, curves, the trend).
 
@@ -252,11 +258,11 @@ def captioned(fig: go.Figure, caption: str, *, alt: str) -> CaptionedFigure:
         A :class:`CaptionedFigure`; leave it last in a cell.
 
     Raises:
-        TypeError: ``fig`` is not a Plotly figure.
+        TypeError: ``fig`` is neither a Plotly figure nor an object with ``_repr_html_``.
         ValueError: ``caption`` or ``alt`` is empty.
     """
-    if not isinstance(fig, go.Figure):
-        raise TypeError(f"fig must be a plotly.graph_objects.Figure, got {type(fig).__name__}")
+    if not isinstance(fig, go.Figure) and not callable(getattr(fig, "_repr_html_", None)):
+        raise TypeError(f"fig must be a plotly.graph_objects.Figure or an HTML view, got {type(fig).__name__}")
     for name, text in (("caption", caption), ("alt", alt)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{name} must be a non-empty sentence, got {text!r}")
