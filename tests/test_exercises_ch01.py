@@ -201,3 +201,120 @@ def test_mystery_alignments_follow_their_tasks():
         others = [alignment_mass(alignment, source_positions(t, src[None])[0], window=1)
                   for t in ("copy", "reverse", "sort") if t != task]
         assert own > max(others), (label, task, own, others)
+
+
+# --------------------------------------------------------------------------------------------
+# Exercises 1 and 2 are from scratch: an answer that calls the package's own version is rejected
+# --------------------------------------------------------------------------------------------
+
+import helpers.attention  # noqa: E402
+from helpers.attention import AdditiveAttention, additive_scores, masked_softmax  # noqa: E402
+
+
+def test_additive_scores_rejects_an_answer_that_calls_the_package_by_name():
+    def delegating(query, keys, w_q, w_k, v):  # the notebook's `from helpers.attention import additive_scores`
+        return additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]
+
+    _rejects(ch01.check_additive_scores(delegating), "additive_scores", "yourself")
+
+    def through_the_module(query, keys, w_q, w_k, v):
+        return helpers.attention.additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]
+
+    _rejects(ch01.check_additive_scores(through_the_module), "additive_scores", "yourself")
+
+    def through_the_layer(query, keys, w_q, w_k, v):
+        layer = AdditiveAttention(w_q.shape[1], w_k.shape[1], w_q.shape[0]).double()
+        with torch.no_grad():
+            layer.query_proj.weight.copy_(w_q)
+            layer.key_proj.weight.copy_(w_k)
+            layer.score_vector.copy_(v)
+        return layer(query[:, None, :], keys, keys)[1][:, 0]  # weights, not scores, but it must not get that far
+
+    _rejects(ch01.check_additive_scores(through_the_layer), "AdditiveAttention", "yourself")
+    # the package is restored afterwards, and the honest answer still passes
+    assert helpers.attention.additive_scores is additive_scores
+    assert ch01.check_additive_scores(additive_solution).passed
+
+
+def test_masked_softmax_rejects_an_answer_that_calls_the_package_by_name():
+    def delegating(scores, lengths):
+        return masked_softmax(scores, torch.arange(scores.shape[-1])[None, :] < lengths[:, None])
+
+    _rejects(ch01.check_masked_softmax(delegating), "masked_softmax", "yourself")
+    assert masked_softmax is helpers.attention.masked_softmax
+    assert ch01.check_masked_softmax(masked_solution).passed
+
+
+def test_masked_softmax_hint_agrees_with_chapter_0_on_empty_rows():
+    def finfo_only(scores, lengths):  # a large negative score instead of -inf, and nothing more
+        real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]
+        return torch.softmax(scores.masked_fill(~real, torch.finfo(scores.dtype).min), dim=-1)
+
+    _rejects(ch01.check_masked_softmax(finfo_only), "all-zero", "uniform weights over the padding", "chapter 0")
+    _rejects(ch01.check_masked_softmax(lambda s, n: torch.softmax(s, -1)), "-inf", "chapter 0")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 5: a prediction about the gradient by distance
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def grads():
+    from helpers.experiments.gradient_paths import gradient_by_distance
+
+    return gradient_by_distance(seq_len=32, dim=32)
+
+
+def test_gradient_prediction_accepts_what_the_run_measures(grads):
+    result = ch01.check_gradient_prediction({"gru": "falls", "attention": "flat", "gru_ratio": ">1000"}, grads)
+    assert result.passed, result.message
+    assert "measured" in result.message
+
+
+def test_gradient_prediction_names_the_wrong_part(grads):
+    _rejects(ch01.check_gradient_prediction({"gru": "flat", "attention": "flat", "gru_ratio": ">1000"}, grads),
+             "gru", "Jacobian")
+    _rejects(ch01.check_gradient_prediction({"gru": "falls", "attention": "falls", "gru_ratio": ">1000"}, grads),
+             "attention", "one weighted sum")
+    _rejects(ch01.check_gradient_prediction({"gru": "falls", "attention": "flat", "gru_ratio": "<10"}, grads),
+             "gru_ratio", "compounds")
+    _rejects(ch01.check_gradient_prediction({"gru": ..., "attention": ..., "gru_ratio": ...}, grads), "replace")
+    _rejects(ch01.check_gradient_prediction({"gru": "down"}, grads), "lacks")
+    _rejects(ch01.check_gradient_prediction({"gru": "down", "attention": "flat", "gru_ratio": "<10"}, grads),
+             "must be one of")
+    _rejects(ch01.check_gradient_prediction({"gru": "falls", "attention": "flat", "gru_ratio": ">1000"}, None),
+             "could not read")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 6: the design of a control experiment
+# --------------------------------------------------------------------------------------------
+
+
+def _matched_plain_hidden(attention_hidden):
+    target = ch01.parameter_count(attention_hidden, attention=True)
+    return next(h for h in range(attention_hidden, 4 * attention_hidden)
+                if ch01.parameter_count(h, attention=False) >= target)
+
+
+def test_control_design_accepts_a_parameter_matched_design():
+    plain = _matched_plain_hidden(16)
+    assert plain > 16
+    design = dict(attention_hidden=16, plain_hidden=plain, seeds=[0, 1, 2], lengths=range(4, 17), steps=300)
+    result = ch01.check_control_design(design)
+    assert result.passed, result.message
+
+
+def test_control_design_names_what_makes_it_unfair_or_weak():
+    plain = _matched_plain_hidden(16)
+    good = dict(attention_hidden=16, plain_hidden=plain, seeds=[0, 1, 2], lengths=range(4, 17), steps=300)
+    _rejects(ch01.check_control_design(dict(good, plain_hidden=16)), "same hidden size")
+    _rejects(ch01.check_control_design(dict(good, plain_hidden=plain - 1)), "fewer parameters")
+    _rejects(ch01.check_control_design(dict(good, plain_hidden=4 * plain)), "1.5 times")
+    _rejects(ch01.check_control_design(dict(good, seeds=[0])), "at least 3 seeds")
+    _rejects(ch01.check_control_design(dict(good, lengths=[20])), "at least 3 distinct")
+    _rejects(ch01.check_control_design(dict(good, steps=...)), "replace")
+    _rejects(ch01.check_control_design(dict(good, steps=0)), "positive int")
+    _rejects(ch01.check_control_design({"seeds": [0, 1, 2]}), "lacks")
+    _rejects(ch01.check_control_design([16, 20]), "dict")

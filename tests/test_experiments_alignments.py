@@ -77,3 +77,67 @@ def test_occlusion_rejects_a_batch():
     src, tgt = reverse_task(2, 4, 12, seed=0)
     with pytest.raises(ValueError, match="one sequence"):
         occlusion_dependence(PerfectReverser(), src, tgt)
+
+
+class EchoPrevious(nn.Module):
+    """Outputs the previous decoder input: under teacher forcing it echoes tgt, under greedy decoding
+    its own previous output; its first output is the first source token."""
+
+    vocab_size = 12
+
+    def forward(self, src, tgt=None, *, max_len=None):
+        steps = tgt.shape[1] if tgt is not None else max_len
+        tokens, previous = [], src[:, 0]
+        for i in range(steps):
+            token = src[:, 0] if i == 0 else (tgt[:, i - 1] if tgt is not None else previous)
+            tokens.append(token)
+            previous = token
+        return 30.0 * nn.functional.one_hot(torch.stack(tokens, 1), self.vocab_size).float(), None  # (B, T, V)
+
+
+def test_greedy_occlusion_follows_the_models_own_outputs_and_teacher_forcing_does_not():
+    src, tgt = reverse_task(1, 5, 12, seed=2)
+    # teacher-forced: the outputs after step 0 read tgt, whatever the source: only (0, 0) changes
+    forced = occlusion_dependence(EchoPrevious(), src, tgt)
+    expected = torch.zeros(5, 5)
+    expected[0, 0] = 1.0
+    torch.testing.assert_close(forced, expected, atol=1e-6, rtol=0)
+    # greedy: the model reads its own outputs, so replacing source token 0 changes every output
+    greedy = occlusion_dependence(EchoPrevious(), src, tgt, decoding="greedy")
+    expected[:, 0] = 1.0
+    torch.testing.assert_close(greedy, expected, atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="decoding"):
+        occlusion_dependence(EchoPrevious(), src, tgt, decoding="beam")
+
+
+# --------------------------------------------------------------------------------------------
+# alignment_by_length
+# --------------------------------------------------------------------------------------------
+
+
+class FixedAttention(nn.Module):
+    """Greedy 'decoding' whose alignment is the exact reversal (or uniform), to test the scoring."""
+
+    vocab_size = 12
+
+    def __init__(self, perfect: bool) -> None:
+        super().__init__()
+        self.perfect = perfect
+
+    def forward(self, src, tgt=None, *, max_len=None):
+        batch, length = src.shape
+        if self.perfect:
+            alignment = torch.eye(length).flip(1).expand(batch, length, length)
+        else:
+            alignment = torch.full((batch, max_len, length), 1.0 / length)
+        return torch.zeros(batch, max_len, self.vocab_size), alignment
+
+
+def test_alignment_by_length_is_one_for_a_perfect_reverser_and_falls_for_uniform_weights():
+    from helpers.experiments.alignments import alignment_by_length
+
+    assert alignment_by_length(FixedAttention(True), [3, 6, 9], num_samples=4) == pytest.approx([1.0, 1.0, 1.0])
+    uniform = alignment_by_length(FixedAttention(False), [4, 8], num_samples=4, window=0)
+    assert uniform == pytest.approx([1 / 4, 1 / 8])
+    with pytest.raises(ValueError, match="lengths"):
+        alignment_by_length(FixedAttention(True), [], num_samples=4)

@@ -80,3 +80,55 @@ def test_sweep_rejects_bad_arguments():
         bn.bottleneck_sweep([3], [8], steps=1, task="shuffle")
     with pytest.raises(ValueError, match="watch_hidden"):
         bn.bottleneck_sweep([3], [8], steps=1, watch_length=3, watch_hidden=16)
+
+
+# --------------------------------------------------------------------------------------------
+# seeds, the spread over them, and worker processes
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seeded_sweep() -> bn.BottleneckResult:
+    return bn.bottleneck_sweep([3, 5], [6], seeds=[0, 1, 2], curve_every=6, **{k: v for k, v in SMALL.items()
+                                                                              if k != "seed"})
+
+
+def test_sweep_with_seeds_averages_them_and_gives_the_spread(seeded_sweep):
+    result = seeded_sweep
+    assert result.seeds == [0, 1, 2]
+    runs = [result.accuracy(True, 6, seed=s) for s in result.seeds]
+    mean = result.accuracy(True, 6)
+    low, high = result.accuracy_range(True, 6)
+    for i in range(len(result.lengths)):
+        values = [run[i] for run in runs]
+        assert mean[i] == pytest.approx(sum(values) / 3)
+        assert (low[i], high[i]) == (min(values), max(values))
+    assert set(result.models_by_seed) == {(a, 6, s) for a in (False, True) for s in (0, 1, 2)}
+    assert result.models[(True, 6)] is result.models_by_seed[(True, 6, 0)]
+    curve = result.curves[(False, 6)]["token_accuracy"]
+    by_seed = [result.curves_by_seed[(False, 6, s)]["token_accuracy"] for s in (0, 1, 2)]
+    assert curve == pytest.approx([sum(v) / 3 for v in zip(*by_seed)])
+    # each seed is the same run as a sweep with that one seed
+    alone = bn.bottleneck_sweep([3, 5], [6], **dict(SMALL, seed=1))
+    assert result.accuracy(True, 6, seed=1) == alone.accuracy(True, 6)
+    with pytest.raises(KeyError):
+        result.accuracy(True, 6, seed=7)
+
+
+def test_sweep_can_train_one_kind_of_model_and_rejects_bad_seeds():
+    only_plain = bn.bottleneck_sweep([3], [6], steps=2, batch_size=4, num_eval=4, attention=(False,))
+    assert {r["attention"] for r in only_plain.rows} == {False}
+    with pytest.raises(ValueError, match="seeds"):
+        bn.bottleneck_sweep([3], [6], steps=1, seeds=[1, 1])
+    with pytest.raises(ValueError, match="attention"):
+        bn.bottleneck_sweep([3], [6], steps=1, attention=())
+    with pytest.raises(ValueError, match="workers"):
+        bn.bottleneck_sweep([3], [6], steps=1, workers=0)
+
+
+@pytest.mark.slow
+def test_sweep_in_worker_processes_gives_the_same_numbers(seeded_sweep):
+    parallel = bn.bottleneck_sweep([3, 5], [6], seeds=[0, 1, 2], curve_every=6, workers=2,
+                                   **{k: v for k, v in SMALL.items() if k != "seed"})
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]  # noqa: E731
+    assert strip(parallel.rows) == strip(seeded_sweep.rows)

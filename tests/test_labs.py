@@ -12,10 +12,11 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = {  # lab -> number of exercises (each has a stub cell and a folded solution cell)
-    "01-bottleneck-lab.ipynb": 4,
-    "02-dot-product-lab.ipynb": 5,
-    "03-scaling-lab.ipynb": 5,
+    "01-bottleneck-lab.ipynb": 6,
+    "02-dot-product-lab.ipynb": 7,
+    "03-scaling-lab.ipynb": 6,
     "04-multihead-lab.ipynb": 6,
+    "05-variants-lab.ipynb": 5,
 }
 
 

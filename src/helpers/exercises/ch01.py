@@ -9,6 +9,14 @@ wrong moment, the wrong curve read off a figure.
 - :func:`check_masked_softmax`: attention weights over padded encoder states.
 - :func:`check_breaking_length`: where the model without attention breaks, read off the sweep.
 - :func:`mystery_alignments` and :func:`check_task_names`: name the task from its alignment.
+- :func:`check_gradient_prediction`: a prediction, written before the run, of how the gradient
+  of the last output falls with distance in a GRU and in attention.
+- :func:`check_control_design`: a control experiment the reader designs: is attention's
+  advantage only its extra parameters?
+
+The two from-scratch exercises (1 and 2) run the reader's function with the package's own
+implementation switched off (:func:`helpers.exercises.guard.package_disabled`): an answer that
+just calls it is rejected, by name.
 """
 
 from __future__ import annotations
@@ -19,9 +27,11 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
-from helpers.attention import additive_scores, masked_softmax
+from helpers import attention as _attention
+from helpers.attention import AdditiveAttention, additive_scores, masked_softmax
 from helpers.exercises import CheckResult
-from helpers.exercises._reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.guard import package_disabled
+from helpers.exercises.reader import allclose, as_tensor, call_reader_function
 
 _SHAPE_HINT = (" (a shape mismatch: W_q is laid out like nn.Linear(E_q, A).weight, i.e. (A, E_q), so a "
                "query (B, E_q) is projected by query @ w_q.T)")
@@ -33,7 +43,15 @@ __all__ = [
     "MYSTERY_LABELS",
     "mystery_alignments",
     "check_task_names",
+    "check_gradient_prediction",
+    "check_control_design",
 ]
+
+
+def _namespaces(fn: Any) -> list[dict[str, Any]]:
+    """The reader's globals, where a notebook's own imports of the package's functions live."""
+    namespace = getattr(fn, "__globals__", None)
+    return [namespace] if isinstance(namespace, dict) else []
 
 
 
@@ -72,13 +90,15 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
     """
     query, keys, w_q, w_k, v = _additive_inputs()
     batch, length, hidden = keys.shape[0], keys.shape[1], v.shape[0]
-    result, failure = call_reader_function(fn, query, keys, w_q, w_k, v, shape_hint=_SHAPE_HINT)
+    reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
+    # the exercise is to write the score: the package's own versions are switched off while it runs
+    with package_disabled(_attention.additive_scores, AdditiveAttention.forward, namespaces=_namespaces(fn)):
+        result, failure = call_reader_function(fn, query, keys, w_q, w_k, v, shape_hint=_SHAPE_HINT)
     if failure is not None:
         return failure
     scores, failure = as_tensor(result, "scores (B, S)")
     if failure is not None:
         return failure
-    reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
     if scores.shape != (batch, length):
         if scores.shape == (batch, length, hidden):
             return CheckResult(False, f"your scores have shape {tuple(scores.shape)} = (B, S, A): you stopped at "
@@ -144,7 +164,15 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     scores, lengths = _padded_inputs()
     positions = torch.arange(scores.shape[1])
     real = positions[None, :] < lengths[:, None]  # (B, S): True = a real token (may attend)
-    result, failure = call_reader_function(fn, scores.clone(), lengths.clone())
+    reference = masked_softmax(scores, real).double()
+    empty_lengths = torch.tensor([2, 0])
+    empty_scores = scores[:2].clone()
+    empty_real = positions[None, :] < empty_lengths[:, None]
+    empty_reference = masked_softmax(empty_scores, empty_real).double()
+    # the exercise is to write the masked softmax: the package's own one is switched off while it runs
+    with package_disabled(_attention.masked_softmax, namespaces=_namespaces(fn)):
+        result, failure = call_reader_function(fn, scores.clone(), lengths.clone())
+        empty_result, empty_failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone())
     if failure is not None:
         return failure
     weights, failure = as_tensor(result, "weights (B, S)")
@@ -153,13 +181,14 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     if weights.shape != scores.shape:
         return CheckResult(False, f"expected weights of the scores' shape (B, S) = {tuple(scores.shape)}, got "
                                   f"{tuple(weights.shape)}")
-    reference = masked_softmax(scores, real).double()
     weights = weights.double()
     if torch.isnan(weights).any():
         return CheckResult(False, "your weights contain NaN")
     if allclose(weights, torch.softmax(scores, dim=-1)):
-        return CheckResult(False, "the padded positions still get weight: set their scores to -inf (or "
-                                  "torch.finfo(dtype).min) before the softmax, so that exp() makes them exactly 0")
+        return CheckResult(False, "the padded positions still get weight: set their scores to -inf before the "
+                                  "softmax, so that exp() makes them exactly 0 (torch.finfo(dtype).min zeroes them "
+                                  "too, but a sequence with no real token then gets uniform weights over its padding, "
+                                  "where the book defines all-zero weights; see chapter 0)")
     if allclose(weights, masked_softmax(scores, ~real).double()):
         return CheckResult(False, "your mask is inverted: the weights sit on the padding and the real tokens get 0; "
                                   "position j is real when j < lengths[b]")
@@ -182,22 +211,22 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
                                   "softmax; check the scores you pass to the softmax")
 
     # Second test: an empty sequence (length 0) must give zeros, not 0/0 = NaN.
-    empty_lengths = torch.tensor([2, 0])
-    empty_scores = scores[:2].clone()
-    result, failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone())
-    if failure is not None:
-        return CheckResult(False, f"right for non-empty sequences, but with a sequence of length 0: {failure.message}")
-    empty, failure = as_tensor(result, "weights (B, S)")
+    if empty_failure is not None:
+        return CheckResult(False, f"right for non-empty sequences, but with a sequence of length 0: "
+                                  f"{empty_failure.message}")
+    empty, failure = as_tensor(empty_result, "weights (B, S)")
     if failure is not None:
         return failure
-    empty_real = positions[None, :] < empty_lengths[:, None]
     if empty.shape != empty_scores.shape or not torch.isfinite(empty.double()).all():
         return CheckResult(False, "right for non-empty sequences, but a sequence of length 0 gives NaN: every score "
                                   "of that row is -inf and softmax computes 0/0; give such a row all-zero weights "
                                   "(e.g. torch.nan_to_num, or masked_fill after the softmax)")
-    if not allclose(empty.double(), masked_softmax(empty_scores, empty_real).double()):
+    if not allclose(empty.double(), empty_reference):
+        uniform = " (uniform weights over the padding: a large negative score such as finfo.min instead of -inf)" \
+            if allclose(empty[1].double(), torch.full_like(empty[1].double(), 1 / empty.shape[-1])) else ""
         return CheckResult(False, "right for non-empty sequences, but a sequence of length 0 must get all-zero "
-                                  f"weights; your row sums to {float(empty[1].sum()):.3g}")
+                                  f"weights, as chapter 0 defines a row with nothing to attend to; your row sums to "
+                                  f"{float(empty[1].sum()):.3g}{uniform}")
     return CheckResult(True, "softmax over the real tokens, exactly 0 on the padding, and an empty sequence gets "
                              "zeros instead of NaN: the same as helpers.attention.masked_softmax.")
 
@@ -362,3 +391,157 @@ def check_task_names(answer: Any) -> CheckResult:
             hints.append(f"{label} is a straight line: its outputs read the source positions in a fixed order, "
                          "whatever the tokens are")
     return CheckResult(False, "; ".join(hints))
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 5: predict, then measure, how the gradient falls with distance
+# --------------------------------------------------------------------------------------------
+
+GRADIENT_SHAPES: tuple[str, ...] = ("falls", "flat", "rises")
+"""The answers for how a gradient changes with distance."""
+GRU_RATIO_BANDS: tuple[str, ...] = ("<10", "10-1000", ">1000")
+"""The answers for how many times smaller the GRU's gradient is at the farthest input than at distance 1."""
+
+
+def _shape_of(rate: float) -> str:
+    return "falls" if rate < 0.9 else "rises" if rate > 1.1 else "flat"
+
+
+def _ratio_band(ratio: float) -> str:
+    return "<10" if ratio < 10 else "10-1000" if ratio <= 1000 else ">1000"
+
+
+def check_gradient_prediction(prediction: Any, grads: Any) -> CheckResult:
+    """Check a prediction, written before the run, against the measured gradient by distance.
+
+    The prediction says how ``||d y_last / d x_j||`` changes with the distance of ``x_j`` from
+    the last position, for a freshly initialised GRU and for one self-attention layer, and by how
+    much the GRU's gradient shrinks between distance 1 and the farthest input. The shapes are
+    read off the measurement by :func:`~helpers.experiments.gradient_paths.geometric_decay_rate`
+    (below 0.9 per token: falls; above 1.1: rises; else flat; attention without distance 0,
+    which is also the query).
+
+    Args:
+        prediction: ``{"gru": shape, "attention": shape, "gru_ratio": band}`` with shapes among
+            :data:`GRADIENT_SHAPES` and the band among :data:`GRU_RATIO_BANDS`.
+        grads: The :class:`~helpers.experiments.gradient_paths.GradientByDistance` measured.
+
+    Returns:
+        A :class:`~helpers.exercises.CheckResult` that says which part of the prediction the
+        measurement contradicts, with the measured numbers.
+    """
+    from helpers.experiments.gradient_paths import geometric_decay_rate  # noqa: PLC0415
+
+    if not isinstance(prediction, Mapping):
+        return CheckResult(False, "answer with a dict {'gru': ..., 'attention': ..., 'gru_ratio': ...}, got "
+                                  f"{type(prediction).__name__}")
+    keys = ("gru", "attention", "gru_ratio")
+    missing = [k for k in keys if k not in prediction]
+    if missing:
+        return CheckResult(False, f"the prediction lacks {missing}")
+    if any(prediction[k] is ... for k in keys):
+        return CheckResult(False, f"replace each ... with your prediction: 'gru' and 'attention' among "
+                                  f"{list(GRADIENT_SHAPES)}, 'gru_ratio' among {list(GRU_RATIO_BANDS)}")
+    given = {k: str(prediction[k]).strip().lower().replace(" ", "") for k in keys}
+    for k, allowed in (("gru", GRADIENT_SHAPES), ("attention", GRADIENT_SHAPES), ("gru_ratio", GRU_RATIO_BANDS)):
+        if given[k] not in allowed:
+            return CheckResult(False, f"{k!r} must be one of {list(allowed)}, got {prediction[k]!r}")
+    try:
+        distance = [int(d) for d in grads.distance]
+        rnn, att = grads.rnn, grads.attention
+        rate_rnn = geometric_decay_rate(rnn, grads.distance)
+        rate_att = geometric_decay_rate(att[1:], grads.distance[1:])
+        ratio = float(rnn[distance.index(1)] / rnn[-1])
+    except Exception as error:  # a wrong `grads`: explain, never raise
+        return CheckResult(False, f"could not read the measurement (pass the result of gradient_by_distance): {error}")
+    truth = {"gru": _shape_of(rate_rnn), "attention": _shape_of(rate_att), "gru_ratio": _ratio_band(ratio)}
+    measured = (f"measured: the GRU's gradient changes by a factor {rate_rnn:.2f} per token, attention's by "
+                f"{rate_att:.2f}, and the GRU's is {ratio:,.3g} times smaller at distance {distance[-1]} than at "
+                "distance 1")
+    wrong = [k for k in keys if given[k] != truth[k]]
+    if not wrong:
+        return CheckResult(True, f"your prediction matches the measurement ({measured}). The GRU multiplies one "
+                                 "Jacobian per step; attention reaches every input in one step.")
+    reasons = {
+        "gru": "the GRU's input j reaches the last state through one Jacobian per step in between, and at "
+               "initialisation those shrink vectors: the gradient falls geometrically with distance",
+        "attention": "in attention every input is one weighted sum away from the output, whatever its distance",
+        "gru_ratio": "a factor below 1 per token, repeated for every token of distance, compounds",
+    }
+    return CheckResult(False, "your prediction differs from the run on " + ", ".join(wrong) + f" ({measured}). "
+                       + "; ".join(reasons[k] for k in wrong) + ". Keep your prediction as it was and note what "
+                       "surprised you: that is the point of predicting first.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 6: design a control experiment
+# --------------------------------------------------------------------------------------------
+
+
+def parameter_count(hidden_dim: int, *, attention: bool, vocab_size: int = 12, embed_dim: int = 16) -> int:
+    """Number of parameters of the chapter's :class:`~helpers.rnn.Seq2SeqGRU` (the lab's sizes by default)."""
+    from helpers.rnn import Seq2SeqGRU  # noqa: PLC0415
+
+    return sum(p.numel() for p in Seq2SeqGRU(vocab_size, embed_dim, hidden_dim, attention=attention).parameters())
+
+
+def check_control_design(design: Any) -> CheckResult:
+    """Check the design of a control experiment: is attention's advantage only its extra parameters?
+
+    The model with attention has more parameters than the model without at the same hidden
+    size (the scoring network, and a decoder that reads a context at every step). A fair control
+    gives the model *without* attention at least as many parameters, and changes nothing else.
+    The design must say:
+
+    - ``attention_hidden``: the hidden size of the model with attention;
+    - ``plain_hidden``: the hidden size of the model without, chosen so that it has at least as
+      many parameters, and at most 1.5 times as many (:func:`parameter_count` counts them);
+    - ``seeds``: at least 3 distinct seeds, the same for both models;
+    - ``lengths``: at least 3 distinct source lengths, to train and test on (a trend, not a point);
+    - ``steps``: the same number of training steps for both (one positive int).
+
+    Args:
+        design: The reader's dict.
+
+    Returns:
+        A :class:`~helpers.exercises.CheckResult` that names what makes the design unfair or weak.
+    """
+    keys = ("attention_hidden", "plain_hidden", "seeds", "lengths", "steps")
+    if not isinstance(design, Mapping):
+        return CheckResult(False, f"answer with a dict with the keys {list(keys)}, got {type(design).__name__}")
+    missing = [k for k in keys if k not in design]
+    if missing:
+        return CheckResult(False, f"the design lacks {missing}")
+    if any(design[k] is ... for k in keys):
+        return CheckResult(False, "replace each ... with a value of your design")
+    for k in ("attention_hidden", "plain_hidden", "steps"):
+        value = design[k]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return CheckResult(False, f"{k!r} must be a positive int, got {value!r}")
+    try:
+        seeds = [int(s) for s in design["seeds"]]
+        lengths = [int(n) for n in design["lengths"]]
+    except Exception:  # not a sequence of ints
+        return CheckResult(False, "'seeds' and 'lengths' must be lists (or ranges) of ints")
+    if len(set(seeds)) < 3:
+        return CheckResult(False, f"{len(set(seeds))} distinct seed(s): a single run can be lucky; train each model "
+                                  "with at least 3 seeds and show the spread")
+    if len(set(lengths)) < 3 or min(lengths) < 1:
+        return CheckResult(False, "use at least 3 distinct positive source lengths: the claim is about how "
+                                  "accuracy changes with length, which one length cannot show")
+    attention_params = parameter_count(design["attention_hidden"], attention=True)
+    plain_params = parameter_count(design["plain_hidden"], attention=False)
+    counts = (f"the model with attention (H = {design['attention_hidden']}) has {attention_params:,} parameters, "
+              f"the model without (H = {design['plain_hidden']}) {plain_params:,}")
+    if design["plain_hidden"] == design["attention_hidden"]:
+        return CheckResult(False, f"same hidden size: {counts}. That is the chapter's comparison, not the control; "
+                                  "make the model without attention big enough to have at least as many parameters")
+    if plain_params < attention_params:
+        return CheckResult(False, f"{counts}: the model without attention still has fewer parameters, so a win for "
+                                  "attention could still be the parameters; make plain_hidden larger")
+    if plain_params > 1.5 * attention_params:
+        return CheckResult(False, f"{counts}: more than 1.5 times as many. That also answers a question, but not "
+                                  "this one; pick the smallest plain_hidden with at least as many parameters")
+    return CheckResult(True, f"a fair control: {counts}; {len(set(seeds))} seeds each, the same "
+                             f"{design['steps']} steps and lengths {sorted(set(lengths))} for both. If attention "
+                             "still wins at the longest length, the parameters do not explain it.")

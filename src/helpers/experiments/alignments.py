@@ -5,9 +5,12 @@ source, one row per output step. Chapter 1 reads it two ways:
 
 - :func:`source_positions` and :func:`alignment_mass` -- score an alignment against the
   positions a task reads from (the anti-diagonal of reversal, the diagonal of copying);
+- :func:`alignment_by_length` -- how well a trained model's focus holds up on longer sources,
+  measured under greedy decoding;
 - :func:`occlusion_dependence` -- what an alignment does *not* show: how much each output
   actually changes when one source token is replaced, to set beside the attention weights
-  (Jain & Wallace, 2019; Wiegreffe & Pinter, 2019).
+  (Jain & Wallace, 2019; Wiegreffe & Pinter, 2019), with the decoder fed either the true
+  previous tokens (teacher forcing) or its own (greedy decoding).
 
 Shape legend::
 
@@ -24,12 +27,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ..checks import check_int
+from ..checks import check_int, check_positive_int, check_positive_ints
 from ..tasks import FIRST_CONTENT_TOKEN
 
 __all__ = [
     "source_positions",
     "alignment_mass",
+    "alignment_by_length",
     "occlusion_dependence",
 ]
 
@@ -101,29 +105,84 @@ def alignment_mass(alignment: Tensor, positions: Tensor, *, window: int = 0) -> 
     return (alignment * near).sum(-1).mean().item()
 
 
+@torch.no_grad()
+def alignment_by_length(
+    model: nn.Module, lengths: list[int] | range, *, task: str = "reverse", num_samples: int = 128,
+    window: int = 1, seed: int = 12345,
+) -> list[float]:
+    """Where a trained model's attention goes on longer sources: the weight near the right position.
+
+    For each length, ``num_samples`` fresh sources of the task are decoded greedily (the model
+    reads its own previous outputs, as at test time) and the alignment is scored with
+    :func:`alignment_mass` against :func:`source_positions`. A value that falls with the
+    length says the focus itself blurs or drifts on long sources, not only what is read
+    through it. Explained in chapter 1.
+
+    Args:
+        model: A model called as ``model(src, max_len=T)`` that returns ``(logits, alignment)``,
+            e.g. :class:`~helpers.rnn.Seq2SeqGRU` with attention.
+        lengths: Source lengths.
+        task: ``"copy"``, ``"reverse"`` or ``"sort"``.
+        num_samples: Test sequences per length.
+        window: As in :func:`alignment_mass`.
+        seed: Seed of the test data.
+
+    Returns:
+        One mean weight per length, in [0, 1].
+    """
+    from .seq2seq_training import seq2seq_task  # noqa: PLC0415 (seq2seq_training imports the model)
+
+    lengths = check_positive_ints("lengths", lengths)
+    check_positive_int("num_samples", num_samples)
+    make = seq2seq_task(task)
+    vocab_size = getattr(model, "vocab_size", None)
+    if not isinstance(vocab_size, int):
+        raise ValueError("model must have an int attribute vocab_size")
+    was_training = model.training
+    model.eval()
+    masses = []
+    for length in lengths:
+        src, _ = make(num_samples, length, vocab_size, seed=seed + length)  # (N, S)
+        _, alignment = model(src, max_len=length)  # (N, T, S), greedy
+        if alignment is None:
+            raise ValueError("alignment_by_length needs a model with attention (it returned no alignment)")
+        masses.append(alignment_mass(alignment, source_positions(task, src), window=window))
+    model.train(was_training)
+    return masses
+
+
 # --------------------------------------------------------------------------------------------
 # What an alignment does not show: dependence measured by occlusion
 # --------------------------------------------------------------------------------------------
 
 
 @torch.no_grad()
-def occlusion_dependence(model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None) -> Tensor:
+def occlusion_dependence(
+    model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None, decoding: str = "teacher_forced"
+) -> Tensor:
     """How much each output changes when one source token is replaced: dependence, measured.
 
     For each source position ``j`` the token there is replaced by the next content token
-    (``FIRST_CONTENT_TOKEN .. V - 1``, cyclically), and the teacher-forced output distribution
-    of every step ``i`` is compared with the original one by total-variation distance
+    (``FIRST_CONTENT_TOKEN .. V - 1``, cyclically), and the output distribution of every step
+    ``i`` is compared with the original one by total-variation distance
     ``0.5 * sum_v |p_i(v) - p'_i(v)|``: 0 when output ``i`` ignores token ``j``, 1 when it
     changes completely. Unlike an attention weight, this is what the output *does* with the
-    token (Jain & Wallace, 2019, compare attention with such measures). Explained in chapter 1;
-    chapter 6 returns to reading attention maps.
+    token (Jain & Wallace, 2019, compare attention with such measures).
+
+    How the decoder is fed matters. With ``decoding="teacher_forced"`` every run reads the true
+    previous tokens of ``tgt``; after the replaced symbol has been written, those inputs no
+    longer match the changed source, an input the model never met in training. With
+    ``decoding="greedy"`` every run (the original and each occluded one) decodes freely, reading
+    its own previous outputs, as at test time: a change then also travels through what the model
+    wrote. Explained in chapter 1; chapter 6 returns to reading attention maps.
 
     Args:
-        model: A model called as ``model(src, tgt)`` that returns ``logits`` or
-            ``(logits, ...)``, e.g. :class:`~helpers.rnn.Seq2SeqGRU`.
+        model: A model called as ``model(src, tgt)`` (teacher forcing) or ``model(src, max_len=T)``
+            (greedy) that returns ``logits`` or ``(logits, ...)``, e.g. :class:`~helpers.rnn.Seq2SeqGRU`.
         src: Source tokens of one sequence.
-        tgt: Its target tokens (teacher forcing).
+        tgt: Its target tokens (teacher forcing), or only their number ``T`` (greedy).
         vocab_size: Vocabulary size (default ``model.vocab_size``).
+        decoding: ``"teacher_forced"`` or ``"greedy"``.
 
     Returns:
         The dependence matrix, whose entry ``[i, j]`` is the change of output ``i`` when source
@@ -136,6 +195,8 @@ def occlusion_dependence(model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_si
         raise ValueError(f"src must be one sequence (1, S), got {getattr(src, 'shape', type(src))}")
     if not isinstance(tgt, Tensor) or tgt.dim() != 2 or tgt.shape[0] != 1:
         raise ValueError(f"tgt must be one sequence (1, T), got {getattr(tgt, 'shape', type(tgt))}")
+    if decoding not in ("teacher_forced", "greedy"):
+        raise ValueError(f"decoding must be 'teacher_forced' or 'greedy', got {decoding!r}")
     vocab_size = vocab_size if vocab_size is not None else getattr(model, "vocab_size", None)
     if not isinstance(vocab_size, int) or vocab_size <= FIRST_CONTENT_TOKEN + 1:
         raise ValueError(f"vocab_size must be an int > {FIRST_CONTENT_TOKEN + 1}, got {vocab_size!r}")
@@ -147,7 +208,10 @@ def occlusion_dependence(model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_si
     was_training = model.training
     model.eval()
     batch_src = torch.cat([src, occluded])  # (1 + S, S): the original first
-    output = model(batch_src, tgt.expand(1 + length, -1))
+    if decoding == "greedy":  # every run writes its own outputs and reads them back
+        output = model(batch_src, max_len=tgt.shape[1])
+    else:  # every run reads the true previous tokens
+        output = model(batch_src, tgt.expand(1 + length, -1))
     model.train(was_training)
     logits = output[0] if isinstance(output, (tuple, list)) else output  # (1 + S, T, V)
     probs = torch.softmax(logits.float(), dim=-1)  # (1 + S, T, V)

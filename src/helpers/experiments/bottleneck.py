@@ -15,15 +15,18 @@ Shape legend::
     S     source length
     T     target length (= S for the copy, reverse and sort tasks)
 
-Seeded and deterministic: the same arguments give the same numbers (the training times apart).
+Seeded and deterministic: the same arguments give the same numbers (the training times apart),
+whether the models train one after another or in ``workers`` processes side by side.
 Explained in chapter 1.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,19 +51,24 @@ MODEL_LABELS: dict[bool, str] = {False: "GRU, no attention", True: "GRU + attent
 class BottleneckResult:
     """What :func:`bottleneck_sweep` measured.
 
+    Every model is trained once per seed; the accessors average over the seeds unless given
+    one, and :meth:`accuracy_range` gives the spread (lowest and highest seed).
+
     Attributes:
-        rows: One dict per (hidden size, attention, evaluation length), in that loop order,
-            with keys ``attention``, ``hidden_dim``, ``seq_len``, ``token_accuracy``,
-            ``sequence_accuracy``, ``train_seconds``.
+        rows: One dict per (hidden size, attention, seed, evaluation length), in that loop
+            order, with keys ``attention``, ``hidden_dim``, ``seed``, ``seq_len``,
+            ``token_accuracy``, ``sequence_accuracy``, ``train_seconds``.
         curve_length: The source length of the learning curves.
         curves: ``(attention, hidden_dim)`` -> ``{"step": [...], "token_accuracy": [...],
             "sequence_accuracy": [...]}``: accuracy at ``curve_length`` during training (the
-            step counts optimisation steps done; step 0 is the untrained model).
-        histories: ``(attention, hidden_dim)`` -> the model's training history.
-        models: ``(attention, hidden_dim)`` -> the trained model.
+            step counts optimisation steps done; step 0 is the untrained model), mean over seeds.
+        curves_by_seed: ``(attention, hidden_dim, seed)`` -> the same curve for one seed.
+        histories: ``(attention, hidden_dim)`` -> the training history of the first seed.
+        models: ``(attention, hidden_dim)`` -> the trained model of the first seed.
+        models_by_seed: ``(attention, hidden_dim, seed)`` -> every trained model.
         watch_src: The watched source sequence ``(1, S)`` (None if nothing was watched).
         watch_tgt: Its target ``(1, T)``.
-        watch_hidden: Hidden size of the attention model whose alignment was recorded.
+        watch_hidden: Hidden size of the attention model whose alignment was recorded (first seed).
         replay_steps: Optimisation steps done at each captured alignment.
         replay_alignments: The captured alignments, each ``(T, S)``.
         replay_losses: The training loss of the batch at each captured step (``nan`` at step 0).
@@ -71,6 +79,8 @@ class BottleneckResult:
     curves: dict[tuple[bool, int], dict[str, list[float]]]
     histories: dict[tuple[bool, int], TrainingHistory]
     models: dict[tuple[bool, int], Seq2SeqGRU]
+    curves_by_seed: dict[tuple[bool, int, int], dict[str, list[float]]] = field(default_factory=dict)
+    models_by_seed: dict[tuple[bool, int, int], Seq2SeqGRU] = field(default_factory=dict)
     watch_src: Tensor | None = None
     watch_tgt: Tensor | None = None
     watch_hidden: int | None = None
@@ -84,30 +94,105 @@ class BottleneckResult:
         return list(dict.fromkeys(int(r["hidden_dim"]) for r in self.rows))
 
     @property
+    def seeds(self) -> list[int]:
+        """The seeds, in the order they were trained."""
+        return list(dict.fromkeys(int(r.get("seed", 0)) for r in self.rows))
+
+    @property
     def lengths(self) -> list[int]:
         """The evaluation lengths, ascending."""
         return sorted({int(r["seq_len"]) for r in self.rows})
 
-    def accuracy(self, attention: bool, hidden_dim: int, metric: str = "token_accuracy") -> list[float]:
-        """One model's accuracy at each evaluation length (ascending lengths)."""
+    def _by_seed(self, attention: bool, hidden_dim: int, metric: str) -> dict[int, list[float]]:
         if metric not in ("token_accuracy", "sequence_accuracy"):
             raise ValueError(f"metric must be 'token_accuracy' or 'sequence_accuracy', got {metric!r}")
-        by_length = {int(r["seq_len"]): float(r[metric]) for r in self.rows
-                     if r["attention"] == attention and r["hidden_dim"] == hidden_dim}
-        if not by_length:
+        table: dict[int, dict[int, float]] = {}
+        for r in self.rows:
+            if r["attention"] == attention and r["hidden_dim"] == hidden_dim:
+                table.setdefault(int(r.get("seed", 0)), {})[int(r["seq_len"])] = float(r[metric])
+        if not table:
             raise KeyError(f"no model with attention={attention}, hidden_dim={hidden_dim}; "
                            f"hidden sizes: {self.hidden_sizes}")
-        return [by_length[n] for n in self.lengths]
+        return {seed: [by_length[n] for n in self.lengths] for seed, by_length in table.items()}
+
+    def accuracy(self, attention: bool, hidden_dim: int, metric: str = "token_accuracy",
+                 seed: int | None = None) -> list[float]:
+        """One model's accuracy at each evaluation length (ascending lengths): the mean over
+        seeds, or one seed's."""
+        runs = self._by_seed(attention, hidden_dim, metric)
+        if seed is not None:
+            if seed not in runs:
+                raise KeyError(f"no seed {seed}; seeds: {sorted(runs)}")
+            return runs[seed]
+        return [sum(values) / len(values) for values in zip(*runs.values())]
+
+    def accuracy_range(self, attention: bool, hidden_dim: int,
+                       metric: str = "token_accuracy") -> tuple[list[float], list[float]]:
+        """The spread over seeds: the lowest and the highest seed's accuracy at each length."""
+        runs = list(self._by_seed(attention, hidden_dim, metric).values())
+        return [min(v) for v in zip(*runs)], [max(v) for v in zip(*runs)]
 
     def by_hidden_size(self, metric: str = "token_accuracy") -> dict[str, dict[str, list[float]]]:
-        """``{"16": {label: accuracies}, ...}``, keyed by hidden size: the curves of :func:`helpers.viz.line_sweep`."""
+        """``{"16": {label: accuracies}, ...}``, keyed by hidden size: the curves of :func:`helpers.viz.line_sweep`
+        (means over seeds)."""
         return {str(h): {MODEL_LABELS[a]: self.accuracy(a, h, metric) for a in (False, True)}
                 for h in self.hidden_sizes}
 
     def train_seconds(self, attention: bool, hidden_dim: int) -> float:
-        """Wall time of one model's training, in seconds."""
-        return float(next(r["train_seconds"] for r in self.rows
-                          if r["attention"] == attention and r["hidden_dim"] == hidden_dim))
+        """Wall time of one model's training, in seconds (mean over seeds)."""
+        times = {int(r.get("seed", 0)): float(r["train_seconds"]) for r in self.rows
+                 if r["attention"] == attention and r["hidden_dim"] == hidden_dim}
+        return sum(times.values()) / len(times)
+
+
+def _train_one(job: dict[str, Any]) -> dict[str, Any]:
+    """Train and score one model of the sweep (one hidden size, attention or not, one seed).
+
+    A module-level function so that :func:`bottleneck_sweep` can run it in worker processes.
+    """
+    hidden_dim, attention, seed, task = job["hidden_dim"], job["attention"], job["seed"], job["task"]
+    steps, curve_every, curve_length = job["steps"], job["curve_every"], job["curve_length"]
+    test_seed = seed + 10_007  # test data disjoint in seed from the training data
+    with num_threads(1):
+        set_seed(seed)
+        model = Seq2SeqGRU(job["vocab_size"], job["embed_dim"], hidden_dim, attention=attention)
+        curve: dict[str, list[float]] = {"step": [], "token_accuracy": [], "sequence_accuracy": []}
+
+        def measure_curve(done: int) -> None:
+            metrics = evaluate_seq2seq(model, curve_length, task=task, num_samples=job["curve_samples"],
+                                       seed=test_seed + 1)
+            curve["step"].append(done)
+            curve["token_accuracy"].append(metrics["token_accuracy"])
+            curve["sequence_accuracy"].append(metrics["sequence_accuracy"])
+
+        recorder = None
+        if job["watch"]:
+            recorder = AlignmentRecorder(job["watch_src"], job["watch_tgt"], every=job["watch_every"])
+            recorder(0, model, TrainingHistory())  # the untrained alignment, as "step 0"
+
+        def callback(step: int, model: nn.Module, history: TrainingHistory) -> None:
+            done = step + 1  # optimisation steps done after this one
+            if done % curve_every == 0 or done == steps:
+                measure_curve(done)
+            if recorder is not None:
+                recorder(done, model, history)  # snapshots when done % watch_every == 0
+
+        measure_curve(0)
+        start = time.perf_counter()
+        history = train_seq2seq(model, task=task, lengths=job["train_lengths"], steps=steps,
+                                batch_size=job["batch_size"], lr=job["lr"], seed=seed, callback=callback)
+        seconds = time.perf_counter() - start
+        rows = []
+        for seq_len in job["eval_lengths"]:
+            metrics = evaluate_seq2seq(model, seq_len, task=task, num_samples=job["num_eval"], seed=test_seed)
+            rows.append({"attention": attention, "hidden_dim": hidden_dim, "seed": seed, "seq_len": seq_len,
+                         **metrics, "train_seconds": seconds})
+    out: dict[str, Any] = {"rows": rows, "curve": curve, "history": history, "model": model}
+    if recorder is not None:
+        out["replay_steps"] = list(recorder.steps)
+        out["replay_alignments"] = [a[0] for a in recorder.alignments]  # (T, S) each
+        out["replay_losses"] = [math.nan if s == 0 else history.loss[s - 1] for s in recorder.steps]
+    return out
 
 
 def bottleneck_sweep(
@@ -123,26 +208,30 @@ def bottleneck_sweep(
     lr: float = 1e-2,
     num_eval: int = 256,
     seed: int = 0,
+    seeds: Sequence[int] | None = None,
+    attention: Sequence[bool] = (False, True),
     curve_length: int | None = None,
     curve_every: int = 100,
     curve_samples: int = 128,
     watch_length: int | None = None,
     watch_hidden: int | None = None,
     watch_every: int = 50,
+    workers: int = 1,
 ) -> BottleneckResult:
     """Train GRU encoder-decoders with and without attention; score them against length.
 
     Besides accuracy against length, it records what the chapter needs: the evaluation lengths
     may differ from the training lengths, each model's accuracy at ``curve_length`` is measured
     during training (is the model still learning there?), and the alignment of one watched example is captured every
-    ``watch_every`` steps while the attention model of size ``watch_hidden`` trains (the replay
-    slider). For each hidden size and each of ``attention in (False, True)``: seed, build a
+    ``watch_every`` steps while the attention model of size ``watch_hidden`` (first seed) trains (the replay
+    slider). For each hidden size, each of ``attention`` and each seed: seed, build a
     :class:`~helpers.rnn.Seq2SeqGRU`, train it with
-    :func:`~helpers.experiments.seq2seq_training.train_seq2seq` on lengths drawn uniformly from
+    :func:`~helpers.experiments.seq2seq_training.train_seq2seq` (teacher forcing) on lengths drawn uniformly from
     ``train_lengths``, then decode greedily at every evaluation length
     (:func:`~helpers.experiments.seq2seq_training.evaluate_seq2seq`). The learning rate follows
     ``train_seq2seq``'s default schedule (a cosine decay to 0 over ``steps``).
-    Runs single-threaded.
+    Each model trains single-threaded; ``workers > 1`` trains that many models side by side in
+    separate processes (the numbers are the same: every model is seeded on its own).
 
     Args:
         train_lengths: Source lengths to train on.
@@ -155,13 +244,17 @@ def bottleneck_sweep(
         batch_size: Training batch size.
         lr: AdamW learning rate.
         num_eval: Test sequences per evaluation length.
-        seed: Seed of initialisation and training data; test data use ``seed + 10_007``.
+        seed: The seed when ``seeds`` is not given.
+        seeds: Seeds to train every model with (initialisation and training data); test data
+            use ``seed + 10_007``. Default ``[seed]``.
+        attention: Which models to train: ``(False, True)`` (default) for both.
         curve_length: Length of the learning curves (default: the longest evaluation length).
         curve_every: Period of the learning-curve evaluations, in steps.
         curve_samples: Test sequences per learning-curve point.
         watch_length: Length of the watched example (``None``: no replay).
         watch_hidden: Hidden size of the watched attention model (default: the last one).
         watch_every: Capture period in steps.
+        workers: Processes training models side by side (1: all in this process).
 
     Returns:
         A :class:`BottleneckResult`.
@@ -169,64 +262,63 @@ def bottleneck_sweep(
     train_lengths = check_positive_ints("train_lengths", train_lengths)
     hidden_sizes = check_positive_ints("hidden_sizes", hidden_sizes)
     eval_lengths = train_lengths if eval_lengths is None else check_positive_ints("eval_lengths", eval_lengths)
+    seed_list = [seed] if seeds is None else [int(s) for s in seeds]
+    if not seed_list or len(set(seed_list)) != len(seed_list):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds!r}")
+    attention_list = list(attention)
+    if not attention_list or not all(isinstance(a, bool) for a in attention_list):
+        raise ValueError(f"attention must hold True and/or False, got {attention!r}")
     make_task = seq2seq_task(task)
     check_positive_int("steps", steps)
-    for name, value in (("curve_every", curve_every), ("watch_every", watch_every), ("curve_samples", curve_samples)):
+    for name, value in (("curve_every", curve_every), ("watch_every", watch_every), ("curve_samples", curve_samples),
+                        ("workers", workers)):
         check_positive_int(name, value)
     curve_length = max(eval_lengths) if curve_length is None else curve_length
     watch_hidden = hidden_sizes[-1] if watch_hidden is None else watch_hidden
-    if watch_length is not None and watch_hidden not in hidden_sizes:
-        raise ValueError(f"watch_hidden ({watch_hidden}) must be one of hidden_sizes {hidden_sizes}")
+    if watch_length is not None and (watch_hidden not in hidden_sizes or True not in attention_list):
+        raise ValueError(f"watch_hidden ({watch_hidden}) must be one of hidden_sizes {hidden_sizes}, "
+                         "with an attention model")
 
     result = BottleneckResult(rows=[], curve_length=curve_length, curves={}, histories={}, models={})
     if watch_length is not None:
-        src, tgt = make_task(1, watch_length, vocab_size, seed=seed + 20_011)  # (1, S), (1, T)
+        src, tgt = make_task(1, watch_length, vocab_size, seed=seed_list[0] + 20_011)  # (1, S), (1, T)
         result.watch_src, result.watch_tgt, result.watch_hidden = src, tgt, watch_hidden
-    test_seed = seed + 10_007  # test data disjoint in seed from the training data
 
-    with num_threads(1):
-        for hidden_dim in hidden_sizes:
-            for attention in (False, True):
-                set_seed(seed)
-                model = Seq2SeqGRU(vocab_size, embed_dim, hidden_dim, attention=attention)
-                key = (attention, hidden_dim)
-                curve: dict[str, list[float]] = {"step": [], "token_accuracy": [], "sequence_accuracy": []}
+    jobs = []
+    for hidden_dim in hidden_sizes:
+        for use_attention in attention_list:
+            for run_seed in seed_list:
+                watch = (watch_length is not None and use_attention and hidden_dim == watch_hidden
+                         and run_seed == seed_list[0])
+                jobs.append(dict(
+                    hidden_dim=hidden_dim, attention=use_attention, seed=run_seed, task=task, steps=steps,
+                    train_lengths=train_lengths, eval_lengths=eval_lengths, vocab_size=vocab_size,
+                    embed_dim=embed_dim, batch_size=batch_size, lr=lr, num_eval=num_eval,
+                    curve_length=curve_length, curve_every=curve_every, curve_samples=curve_samples,
+                    watch=watch, watch_src=result.watch_src, watch_tgt=result.watch_tgt, watch_every=watch_every,
+                ))
+    if workers == 1 or len(jobs) == 1 or not isinstance(task, str):
+        outputs = [_train_one(job) for job in jobs]
+    else:  # fresh interpreters ("spawn"): safe with PyTorch's thread pools, whatever ran before
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            outputs = list(pool.map(_train_one, jobs))
 
-                def measure_curve(done: int, model: nn.Module = model, curve: dict = curve) -> None:
-                    metrics = evaluate_seq2seq(model, curve_length, task=task, num_samples=curve_samples,
-                                               seed=test_seed + 1)
-                    curve["step"].append(done)
-                    curve["token_accuracy"].append(metrics["token_accuracy"])
-                    curve["sequence_accuracy"].append(metrics["sequence_accuracy"])
-
-                recorder = None
-                if watch_length is not None and attention and hidden_dim == watch_hidden:
-                    recorder = AlignmentRecorder(result.watch_src, result.watch_tgt, every=watch_every)
-                    recorder(0, model, TrainingHistory())  # the untrained alignment, as "step 0"
-
-                def callback(step: int, model: nn.Module, history: TrainingHistory,
-                             recorder: AlignmentRecorder | None = recorder,
-                             measure_curve: Callable[[int], None] = measure_curve) -> None:
-                    done = step + 1  # optimisation steps done after this one
-                    if done % curve_every == 0 or done == steps:
-                        measure_curve(done)
-                    if recorder is not None:
-                        recorder(done, model, history)  # snapshots when done % watch_every == 0
-
-                measure_curve(0)
-                start = time.perf_counter()
-                history = train_seq2seq(model, task=task, lengths=train_lengths, steps=steps,
-                                        batch_size=batch_size, lr=lr, seed=seed, callback=callback)
-                seconds = time.perf_counter() - start
-                for seq_len in eval_lengths:
-                    metrics = evaluate_seq2seq(model, seq_len, task=task, num_samples=num_eval, seed=test_seed)
-                    result.rows.append({"attention": attention, "hidden_dim": hidden_dim, "seq_len": seq_len,
-                                        **metrics, "train_seconds": seconds})
-                result.curves[key] = curve
-                result.histories[key] = history
-                result.models[key] = model
-                if recorder is not None:
-                    result.replay_steps = list(recorder.steps)
-                    result.replay_alignments = [a[0] for a in recorder.alignments]  # (T, S) each
-                    result.replay_losses = [math.nan if s == 0 else history.loss[s - 1] for s in recorder.steps]
+    for job, out in zip(jobs, outputs):
+        key = (job["attention"], job["hidden_dim"])
+        result.rows.extend(out["rows"])
+        result.curves_by_seed[(*key, job["seed"])] = out["curve"]
+        result.models_by_seed[(*key, job["seed"])] = out["model"]
+        if job["seed"] == seed_list[0]:
+            result.histories[key] = out["history"]
+            result.models[key] = out["model"]
+        if job["watch"]:
+            result.replay_steps = out["replay_steps"]
+            result.replay_alignments = out["replay_alignments"]
+            result.replay_losses = out["replay_losses"]
+    for key in result.models:
+        runs = [result.curves_by_seed[(*key, s)] for s in seed_list]
+        result.curves[key] = {"step": runs[0]["step"]} | {
+            metric: [sum(values) / len(values) for values in zip(*(run[metric] for run in runs))]
+            for metric in ("token_accuracy", "sequence_accuracy")}
     return result
