@@ -5,8 +5,12 @@ import math
 import pytest
 import torch
 
-from helpers.exercises import CheckResult
-from helpers.exercises import ch03
+from helpers import diagnostics
+from helpers.attention import scaled_dot_product_attention
+from helpers.diagnostics import softmax_jacobian
+from helpers.exercises import CheckResult, ch03
+from helpers.experiments import dot_variance
+from helpers.experiments.logit_scale import logit_scale_of
 from helpers.multihead import MultiHeadAttention
 
 # --------------------------------------------------------------------------------------------
@@ -99,9 +103,9 @@ def _fixed(x, layer, *, scale=None, mix_heads=False):
     return layer.o_proj((weights @ v).transpose(1, 2).reshape(batch, length, d_model))
 
 
-def test_multihead_fix_accepts_the_reference_and_the_layer_itself():
+def test_multihead_fix_accepts_the_reference():
     assert ch03.check_multihead_fix(_fixed).passed
-    assert ch03.check_multihead_fix(lambda x, layer: layer(x)).passed  # (output, weights) is accepted
+    assert ch03.check_multihead_fix(lambda x, layer: (_fixed(x, layer), None)).passed  # (output, weights) is accepted
 
 
 def test_buggy_multihead_attention_really_differs_from_the_layer():
@@ -231,3 +235,121 @@ def test_softmax_jacobian_names_the_mistake(answer, words):
 def test_softmax_jacobian_reports_exceptions_and_non_tensors():
     assert "RuntimeError" in ch03.check_softmax_jacobian(lambda z: z @ torch.ones(3, 3)).message
     assert "return" in ch03.check_softmax_jacobian(lambda z: None).message
+
+
+# --------------------------------------------------------------------------------------------
+# Delegation: an answer that calls the package's own implementation fails, by name
+# --------------------------------------------------------------------------------------------
+
+
+def test_multihead_fix_rejects_the_layer_itself_by_name():
+    for answer in (lambda x, layer: layer(x)[0], lambda x, layer: layer(x)):
+        result = ch03.check_multihead_fix(answer)
+        assert not result.passed and "helpers.MultiHeadAttention" in result.message
+
+
+def test_multihead_fix_rejects_the_package_kernel_by_name():
+
+    def answer(x, layer):
+        b, n, d = x.shape
+        h, e = layer.num_heads, d // layer.num_heads
+        q, k, v = (p(x).view(b, n, h, e).transpose(1, 2) for p in (layer.q_proj, layer.k_proj, layer.v_proj))
+        return layer.o_proj(scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d))
+
+    result = ch03.check_multihead_fix(answer)
+    assert not result.passed and "scaled_dot_product_attention" in result.message
+
+
+def test_softmax_jacobian_rejects_the_package_function_by_name():
+
+    for answer in (softmax_jacobian, lambda z: softmax_jacobian(z), lambda z: diagnostics.softmax_jacobian(z)):
+        result = ch03.check_softmax_jacobian(answer)
+        assert not result.passed and "softmax_jacobian" in result.message
+
+
+def test_attention_scale_rejects_the_package_scale_by_name():
+
+    result = ch03.check_attention_scale(lambda d, h, hkv: logit_scale_of(MultiHeadAttention(d, h, num_kv_heads=hkv)))
+    assert not result.passed and "logit_scale_of" in result.message
+
+
+def test_checkers_restore_the_package_after_a_delegating_answer():
+
+    ch03.check_softmax_jacobian(lambda z: softmax_jacobian(z))
+    assert softmax_jacobian(torch.zeros(1, 3)).shape == (1, 3, 3)
+    layer = MultiHeadAttention(8, 2)
+    assert layer(torch.randn(1, 3, 8))[0].shape == (1, 3, 8)
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: the spread the softmax sees
+# --------------------------------------------------------------------------------------------
+
+
+def _row_spread(d_k, seed, *, across_pairs=False):
+    gen = torch.Generator().manual_seed(seed)
+    if across_pairs:
+        q, k = torch.randn(4000, d_k, generator=gen) + 1, torch.randn(4000, d_k, generator=gen) + 1
+        return (q * k).sum(-1).var().item()
+    q = torch.randn(300, 1, d_k, generator=gen) + 1  # (N, 1, E)
+    k = torch.randn(300, 32, d_k, generator=gen) + 1  # (N, S, E)
+    return (q * k).sum(-1).var(-1).mean().item()
+
+
+def test_row_spread_accepts_a_within_row_measurement():
+    assert ch03.check_row_spread(_row_spread).passed
+
+
+def test_row_spread_names_the_variance_across_pairs():
+    result = ch03.check_row_spread(lambda d, s: _row_spread(d, s, across_pairs=True))
+    assert not result.passed and "across independent" in result.message
+
+
+def test_row_spread_rejects_a_formula_and_other_mistakes():
+    assert "formula" in ch03.check_row_spread(lambda d, s: 2.0 * d).message
+    assert "zero-mean" in ch03.check_row_spread(lambda d, s: _row_spread(d, s) / 2).message
+    assert "standard deviation" in ch03.check_row_spread(lambda d, s: _row_spread(d, s) ** 0.5).message
+    assert "stub" in ch03.check_row_spread(lambda d, s: (_ for _ in ()).throw(NotImplementedError)).message
+
+
+def test_row_spread_rejects_the_package_measurement_by_name():
+
+    result = ch03.check_row_spread(
+        lambda d, s: dot_variance.within_row_variance((d,), distribution="shifted", seed=s).within_row[0])
+    assert not result.passed and "within_row_variance" in result.message
+    result = ch03.check_row_spread(lambda d, s: dot_variance.theoretical_row_variance("shifted", d))
+    assert not result.passed and "theoretical_row_variance" in result.message
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: predict the usable learning rates, then read them off the runs
+# --------------------------------------------------------------------------------------------
+
+
+def _usable(sweep, label):
+    return [lr for lr, runs in zip(sweep.lrs, sweep.runs[label])
+            if min(r.final_accuracy for r in runs) >= sweep.threshold]
+
+
+def test_lr_prediction_needs_a_prediction_and_accepts_a_right_reading():
+    sweep = ch03._probe_sweep()
+    assert "prediction" in ch03.check_lr_prediction(_usable, sweep, None).message
+    assert "prediction" in ch03.check_lr_prediction(_usable, sweep, {"scaled": 9, "no scale": 0}).message
+    right = ch03.check_lr_prediction(_usable, sweep, {"scaled": 1, "no scale": 1})
+    assert right.passed and "prediction was right" in right.message
+    wrong = ch03.check_lr_prediction(_usable, sweep, {"scaled": 3, "no scale": 0})
+    assert wrong.passed and "you predicted 3 and 0" in wrong.message
+
+
+def test_lr_prediction_names_the_mean_over_seeds():
+    def by_mean(sweep, label):
+        return [lr for lr, a in zip(sweep.lrs, sweep.final_accuracy(label)) if a >= sweep.threshold]
+
+    result = ch03.check_lr_prediction(by_mean, ch03._probe_sweep(), {"scaled": 1, "no scale": 1})
+    assert not result.passed and "every seed" in result.message
+
+
+def test_lr_prediction_rejects_the_package_reading_by_name():
+    result = ch03.check_lr_prediction(lambda sweep, label: sweep.usable(label), ch03._probe_sweep(),
+                                      {"scaled": 1, "no scale": 1})
+    assert not result.passed and "usable" in result.message

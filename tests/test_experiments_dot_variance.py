@@ -66,3 +66,23 @@ def test_unknown_distribution_is_rejected_by_name():
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def test_within_row_variance_of_shifted_entries_is_two_d_k_not_three():
+    from helpers.experiments import dot_variance
+
+    rows = dot_variance.within_row_variance((64, 256), distribution="shifted", num_queries=400)
+    for d, within, across in zip(rows.d_k, rows.within_row, rows.across_pairs):
+        assert within == pytest.approx(2 * d, rel=0.08)
+        assert across == pytest.approx(3 * d, rel=0.12)
+    zero_mean = dot_variance.within_row_variance((256,), distribution="gaussian", num_queries=400)
+    assert zero_mean.within_row[0] == pytest.approx(256, rel=0.08) and zero_mean.theory_row == [256.0]
+
+
+def test_aligned_dot_product_has_a_mean_that_grows_like_d_k():
+    from helpers.experiments import dot_variance
+
+    stats = dot_variance.aligned_dot_stats((64, 1024), alignment=0.1, num_samples=8192)
+    assert stats["mean"] == pytest.approx(stats["theory_mean"], rel=0.15)
+    assert stats["std"] == pytest.approx(stats["theory_std"], rel=0.05)
+    assert stats["mean"][1] > 3 * stats["std"][1]  # at d_k = 1024 the mean (~102) dwarfs the spread (~32)

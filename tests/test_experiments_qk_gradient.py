@@ -38,3 +38,13 @@ def test_unscaled_layer_saturates_with_d_k_while_scaled_stays_soft():
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def test_gradient_of_w_q_comes_from_the_rows_that_are_not_saturated():
+    from helpers.experiments import qk_gradient
+
+    unscaled = qk_gradient.qk_gradient_sweep((1024,), scaled=False, num_seeds=2)
+    scaled = qk_gradient.qk_gradient_sweep((1024,), scaled=True, num_seeds=2)
+    assert unscaled.saturated_fraction[0] > 0.2
+    assert unscaled.unsaturated_gradient_share[0] > 0.9  # the saturated rows give almost nothing
+    assert scaled.unsaturated_gradient_share[0] == pytest.approx(1.0)

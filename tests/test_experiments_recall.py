@@ -105,3 +105,38 @@ def test_plain_cosine_attention_cannot_put_more_than_its_bound_on_one_slot():
     assert weights.max() <= bound + 1e-6
     assert (weights[:, 0, 0].argmax(-1) == 0).all()  # the matching slot (score 1) wins every row ...
     assert weights[:, 0, 0, 0].max() < 0.5  # ... but can never take the weight a dot product could give it
+
+
+# --- chapter 3's optional settings: early stop, the temperature's learning rate, the logits' spread ---
+
+
+def test_scaled_scores_are_the_scores_forward_takes_the_softmax_of():
+    torch.manual_seed(0)
+    model = RecallAttention(16, 16, 8, num_heads=2, scale=0.3)
+    tokens = torch.randint(0, 32, (5, 17))
+    _, weights = model(tokens)
+    torch.testing.assert_close(torch.softmax(model.scaled_scores(tokens), dim=-1), weights)
+
+
+def test_stop_after_target_ends_a_run_that_many_steps_after_it_reaches_the_target():
+    config = RecallConfig(num_pairs=2, num_keys=4, num_values=4, embed_dim=16, steps=400, lr=1e-2,
+                          target=0.6, window=5, stop_after_target=7)
+    run = recall.train_recall(config)
+    assert run.steps_to_target is not None and len(run.history.accuracy) == run.steps_to_target + 8
+    assert recall.train_recall(RecallConfig(**{**config.__dict__, "stop_after_target": None, "steps": 30})
+                               ).history.step[-1] == 29
+
+
+def test_scale_lr_factor_moves_the_temperature_that_many_times_further():
+    base = RecallConfig(embed_dim=16, steps=5, learned_scale=True, scale=1.0)
+    slow = recall.train_recall(base).scale_trajectory
+    fast = recall.train_recall(RecallConfig(**{**base.__dict__, "scale_lr_factor": 10.0})).scale_trajectory
+    assert math.log(fast[0]) == pytest.approx(10 * math.log(slow[0]), rel=1e-4)  # the first step: exactly 10 times
+    with pytest.raises(ValueError, match="scale_lr_factor"):
+        RecallConfig(scale_lr_factor=0.0)
+
+
+def test_record_score_std_every_measures_the_spread_at_init_and_every_k_steps():
+    run = recall.train_recall(RecallConfig(embed_dim=16, steps=9), record_score_std_every=4)
+    assert run.score_std_steps == [0, 4, 8] and all(s > 0 for s in run.score_std)
+    assert recall.train_recall(RecallConfig(embed_dim=16, steps=3)).score_std == []

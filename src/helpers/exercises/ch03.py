@@ -3,13 +3,22 @@
 Each checker takes the reader's answer, never raises on a wrong one (exceptions from the
 reader's code are caught and reported), and returns a :class:`~helpers.exercises.CheckResult`
 whose message names the mistake: a standard deviation for a variance, ``d_model`` for
-``head_dim``, a missing square root, a sign, bits for nats.
+``head_dim``, a missing square root, a sign, the variance across pairs for the one within a row.
+A checker that takes a function runs it with the package's own implementation of the thing
+practised switched off (:func:`helpers.exercises.guard.package_disabled`): an answer that
+delegates to it fails, by name.
 
-- :func:`check_predicted_variance`: ``Var(q . k)`` for entries of variance ``sigma^2``.
-- :func:`check_attention_scale`: the right scale for a head layout (MHA, GQA, MQA).
-- :func:`check_multihead_fix`: find and fix the scaling bug in :func:`buggy_multihead_attention`.
-- :func:`check_entropy_prediction`: predict the attention entropy for a given ``d_k``.
-- :func:`check_softmax_jacobian`: write the softmax Jacobian ``diag(p) - p p^T``.
+The lab's exercises, in its order:
+
+1. :func:`check_predicted_variance`: ``Var(q . k)`` for entries of variance ``sigma^2`` (on paper).
+2. :func:`check_row_spread`: design the measurement of the spread the softmax sees (an experiment).
+3. :func:`check_softmax_jacobian`: write the softmax Jacobian ``diag(p) - p p^T``.
+4. :func:`check_lr_prediction`: predict the usable learning rates, then read them off the runs.
+5. :func:`check_attention_scale`: the right scale for a head layout (MHA, GQA, MQA).
+6. :func:`check_multihead_fix`: find and fix the scaling bug in :func:`buggy_multihead_attention`.
+
+Not in the lab (a teacher's extra): :func:`check_entropy_prediction`, the attention entropy for a
+given ``d_k``.
 """
 
 from __future__ import annotations
@@ -22,24 +31,40 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from helpers import attention as _attention
 from helpers.attention import scaled_dot_product_attention
-from helpers.diagnostics import softmax_jacobian
+from helpers.diagnostics import softmax_jacobian, softmax_jacobian_norm
 from helpers.exercises import CheckResult
-from helpers.exercises._reader import call_reader_function
+from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
+from helpers.exercises.reader import call_reader_function
+from helpers.experiments import dot_variance
+from helpers.experiments.logit_scale import logit_scale_of
+from helpers.experiments.recall import RecallRun
+from helpers.experiments.scale_training import LearningRateSweep, recall_config
 from helpers.multihead import MultiHeadAttention
+from helpers.train import TrainingHistory
 
 __all__ = [
     "check_predicted_variance",
+    "check_row_spread",
+    "check_softmax_jacobian",
+    "check_lr_prediction",
     "check_attention_scale",
     "buggy_multihead_attention",
     "check_multihead_fix",
     "expected_entropy",
     "check_entropy_prediction",
-    "check_softmax_jacobian",
 ]
 
 
-
+def _call(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
+    """Call the reader's function with the package's versions of ``disabled`` switched off
+    (:func:`helpers.exercises.guard.package_disabled`): an answer that delegates fails by name."""
+    if any(fn is target for target in disabled):  # the package's own function handed in as the answer
+        return None, delegation_verdict(PackageCallError(_public_name(fn)))
+    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
+    with package_disabled(*disabled, namespaces=namespaces):
+        return call_reader_function(fn, *args)
 
 def _as_number(answer: Any, what: str) -> tuple[float | None, CheckResult | None]:
     if isinstance(answer, Tensor) and answer.numel() == 1:
@@ -103,10 +128,12 @@ def check_predicted_variance(answer: Any, *, d_k: int = 64, sigma: float = 0.5) 
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 2: the right scale for a head layout
+# Exercise 5: the right scale for a head layout
 # --------------------------------------------------------------------------------------------
 
 _LAYOUTS = [(512, 8, 8), (768, 12, 12), (256, 16, 4), (64, 4, 1), (96, 1, 1)]
+_SCALE_SOURCES = (logit_scale_of, _attention.scaled_dot_scores, _attention.scaled_dot_product_attention,
+                  MultiHeadAttention)
 
 
 def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
@@ -115,6 +142,10 @@ def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
     The factor on ``q . k`` must be ``1 / sqrt(head_dim)`` with ``head_dim = embed_dim /
     num_heads``: each head's dot product runs over ``head_dim`` features, whatever the number of
     key/value heads (GQA and MQA share keys between query heads but do not change their size).
+
+    The package's own scales are switched off while ``fn`` runs (``logit_scale_of``, the
+    default scale of ``scaled_dot_scores`` and ``scaled_dot_product_attention``, and
+    ``MultiHeadAttention``): reading the answer off them fails, by name.
 
     Args:
         fn: The reader's function.
@@ -125,7 +156,7 @@ def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
     """
     for embed_dim, num_heads, num_kv_heads in _LAYOUTS:
         layout = f"embed_dim={embed_dim}, num_heads={num_heads}, num_kv_heads={num_kv_heads}"
-        result, failure = call_reader_function(fn, embed_dim, num_heads, num_kv_heads)
+        result, failure = _call(fn, embed_dim, num_heads, num_kv_heads, disabled=_SCALE_SOURCES)
         if failure is not None:
             return failure
         value, failure = _as_number(result, f"the scale ({layout})")
@@ -159,15 +190,15 @@ def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 3: find and fix the scaling bug
+# Exercise 6: find and fix the scaling bug
 # --------------------------------------------------------------------------------------------
 
 
 def buggy_multihead_attention(x: Tensor, layer: MultiHeadAttention) -> Tensor:
-    """Multi-head self-attention with ``layer``'s weights, and one bug (exercise 3 of the lab).
+    """Multi-head self-attention with ``layer``'s weights, and one bug (exercise 6 of the lab).
 
-    Find it: the output differs from ``layer(x)[0]``. The bug is a common one in public code;
-    chapter 3 measures what it does.
+    Find it: the output differs from ``layer(x)[0]``. The bug is easy to write and nothing
+    fails when it is there; chapter 3 measures what it costs.
 
     Args:
         x: Input tokens.
@@ -192,6 +223,10 @@ def buggy_multihead_attention(x: Tensor, layer: MultiHeadAttention) -> Tensor:
     return layer.o_proj(out)  # (B, L, D)
 
 
+_ATTENTION_IMPLEMENTATIONS = (MultiHeadAttention, _attention.scaled_dot_product_attention, _attention.attention_weights,
+                              _attention.scaled_dot_scores)
+
+
 def _attention_with(x: Tensor, layer: MultiHeadAttention, scale: float) -> Tensor:
     """``layer``'s self-attention with the factor ``scale`` on ``q . k``, via the package's kernel."""
     batch, length, d_model = x.shape
@@ -208,7 +243,9 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
 
     Compared with ``layer(x)[0]`` (:class:`~helpers.multihead.MultiHeadAttention`) on two
     layouts; a wrong output is matched against the usual wrong scales and a head-splitting
-    mistake.
+    mistake. The reference is computed first; then the reader's function runs with the package's
+    attention switched off (``MultiHeadAttention``, ``scaled_dot_product_attention``,
+    ``attention_weights``, ``scaled_dot_scores``): ``layer(x)[0]`` is not a fix.
 
     Args:
         fn: The reader's function, with the signature of :func:`buggy_multihead_attention`.
@@ -220,9 +257,20 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
         torch.manual_seed(3)
         layer = MultiHeadAttention(embed_dim, num_heads).double()
         x = torch.randn(2, 5, embed_dim, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
-        with torch.no_grad():
+        head_dim = embed_dim // num_heads
+        with torch.no_grad():  # the reference and the usual mistakes, before the package is switched off
             expected, _ = layer(x)
-            result, failure = call_reader_function(fn, x, layer)
+            wrong = [
+                (_attention_with(x, layer, 1 / math.sqrt(embed_dim)),
+                 "the scores are still divided by √d_model: each head's dot product runs over head_dim features, so "
+                 "divide by √head_dim"),
+                (_attention_with(x, layer, 1.0), "the scores are not scaled at all now: divide q·k by √head_dim"),
+                (_attention_with(x, layer, 1 / head_dim), "you divide by head_dim; divide by its square root"),
+                (_attention_with(x, layer, math.sqrt(head_dim)), "you multiply by √head_dim; divide by it"),
+                (_attention_with(x, layer, 1 / math.sqrt(num_heads)), "you divide by √num_heads; the dot product "
+                 "runs over head_dim = d_model / num_heads features: divide by √head_dim"),
+            ]
+            result, failure = _call(fn, x, layer, disabled=_ATTENTION_IMPLEMENTATIONS)
         if failure is not None:
             return failure
         if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
@@ -235,18 +283,6 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
                                       f"got {tuple(result.shape)}")
         if torch.allclose(result.double(), expected, atol=1e-8):
             continue
-        head_dim = embed_dim // num_heads
-        with torch.no_grad():
-            wrong = [
-                (_attention_with(x, layer, 1 / math.sqrt(embed_dim)),
-                 "the scores are still divided by √d_model: each head's dot product runs over head_dim features, so "
-                 "divide by √head_dim"),
-                (_attention_with(x, layer, 1.0), "the scores are not scaled at all now: divide q·k by √head_dim"),
-                (_attention_with(x, layer, 1 / head_dim), "you divide by head_dim; divide by its square root"),
-                (_attention_with(x, layer, math.sqrt(head_dim)), "you multiply by √head_dim; divide by it"),
-                (_attention_with(x, layer, 1 / math.sqrt(num_heads)), "you divide by √num_heads; the dot product "
-                 "runs over head_dim = d_model / num_heads features: divide by √head_dim"),
-            ]
         for candidate, message in wrong:
             if torch.allclose(result.double(), candidate, atol=1e-8):
                 return CheckResult(False, f"with d_model={embed_dim}, num_heads={num_heads}: {message}.")
@@ -258,7 +294,7 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 4: predict the entropy for a given d_k
+# Extra (not in the lab): predict the entropy for a given d_k
 # --------------------------------------------------------------------------------------------
 
 
@@ -353,7 +389,7 @@ def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16,
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 5: the softmax Jacobian
+# Exercise 3: the softmax Jacobian
 # --------------------------------------------------------------------------------------------
 
 
@@ -361,7 +397,7 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``fn(logits) -> J`` with ``J[..., i, j] = d p_i / d z_j = p_i (delta_ij - p_j)``.
 
     Tried on a batch of rows ``(2, 3, 5)``; compared with :func:`helpers.diagnostics.softmax_jacobian`
-    (itself tested against autograd).
+    (itself tested against autograd), which is switched off while ``fn`` runs.
 
     Args:
         fn: The reader's function.
@@ -372,7 +408,7 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """
     logits = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     expected = softmax_jacobian(logits).double()  # (2, 3, 5, 5)
-    result, failure = call_reader_function(fn, logits.clone())
+    result, failure = _call(fn, logits.clone(), disabled=(softmax_jacobian, softmax_jacobian_norm))
     if failure is not None:
         return failure
     if not isinstance(result, Tensor):
@@ -405,3 +441,138 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     return CheckResult(False, f"the Jacobian differs from diag(p) − p pᵀ (max error "
                               f"{float((result - expected).abs().max()):.3g}); compute p = softmax(z) along the last "
                               "dimension first.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: design the measurement of the spread the softmax sees
+# --------------------------------------------------------------------------------------------
+
+_ROW_SOURCES = (dot_variance.within_row_variance, dot_variance.theoretical_row_variance,
+                dot_variance.theoretical_dot_variance, dot_variance.dot_product_variance)
+
+
+def check_row_spread(fn: Callable[[int, int], float]) -> CheckResult:
+    """Check the reader's experiment ``fn(d_k, seed) -> variance`` of the scores *within a softmax row*.
+
+    Queries and keys have independent ``N(1, 1)`` entries. The softmax of a row sees one query
+    against its keys, so the spread that matters is ``Var_k(q . k | q) = |q|^2``, whose mean is
+    ``2 d_k``; the variance across independent pairs is ``3 d_k``, the extra ``d_k`` being the
+    row's common shift ``q . E[k]``, which the softmax ignores. The answer must be a measurement
+    (two seeds give two different numbers, both within 12% of ``2 d_k``), and it may not call the
+    package's variance functions (:mod:`helpers.experiments.dot_variance`).
+
+    Args:
+        fn: The reader's function.
+
+    Returns:
+        The verdict, naming the mistake (the variance across pairs, zero-mean entries, an
+        uncentred second moment, a standard deviation, a formula instead of a measurement).
+    """
+    values = {}
+    for d_k, seed in ((32, 0), (32, 1), (128, 0)):
+        result, failure = _call(fn, d_k, seed, disabled=_ROW_SOURCES)
+        if failure is not None:
+            return failure
+        value, failure = _as_number(result, f"the variance (d_k={d_k}, seed={seed})")
+        if failure is not None:
+            return failure
+        values[(d_k, seed)] = value
+    for (d_k, seed), value in values.items():
+        right = 2.0 * d_k
+        if _near(value, right, 0.12):
+            continue
+        wrong = [
+            (3.0 * d_k, f"{value:.4g} ≈ 3 d_k is the variance across independent (query, key) pairs. The softmax "
+                        "sees one query against its own keys: fix q, draw many keys, take the variance over the keys, "
+                        "then average over queries"),
+            (float(d_k), f"{value:.4g} ≈ d_k is what zero-mean entries give; here the entries are N(1, 1)"),
+            (d_k**2 + 3.0 * d_k, f"{value:.4g} ≈ d_k² + 3 d_k is E[(q·k)²], a second moment: subtract the mean "
+                                 "(use .var(), not .pow(2).mean())"),
+            (math.sqrt(2.0 * d_k), f"{value:.4g} ≈ √(2 d_k) is a standard deviation; the question asks for the "
+                                   "variance"),
+            (math.sqrt(3.0 * d_k), f"{value:.4g} ≈ √(3 d_k): a standard deviation, and across pairs"),
+        ]
+        for candidate, message in wrong:
+            if _near(value, candidate, 0.12):
+                return CheckResult(False, f"for d_k = {d_k}: {message}.")
+        return CheckResult(False, f"for d_k = {d_k} (seed {seed}) you measured {value:.4g}; the mean within-row "
+                                  f"variance should be near {right:g}. Draw queries and keys with entries "
+                                  "torch.randn(...) + 1, score each query against its own keys, take .var() over "
+                                  "the keys and average over the queries (a few hundred rows are enough).")
+    if values[(32, 0)] == values[(32, 1)]:
+        return CheckResult(False, "the two seeds give exactly the same number: that is a formula, not a measurement. "
+                                  "Draw the vectors with a generator seeded by `seed`.")
+    return CheckResult(True, f"within a row the variance is |q|² ≈ 2 d_k (you measured {values[(128, 0)]:.4g} at "
+                             "d_k = 128, against 3 d_k = 384 across pairs): the row's common shift q·E[k] is the "
+                             "missing d_k, and the softmax ignores it.")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: predict the usable learning rates, then read them off the runs
+# --------------------------------------------------------------------------------------------
+
+
+def _fake_run(final: float) -> RecallRun:
+    return RecallRun("x", recall_config(4), 0, TrainingHistory(accuracy=[final] * 50), 0)
+
+
+def _probe_sweep() -> LearningRateSweep:
+    """A made-up sweep where the mean over seeds and the worst seed disagree at one learning rate."""
+    finals = {"scaled": [(0.95, 0.97, 0.99), (0.99, 0.85, 0.99), (0.5, 0.6, 0.4)],
+              "no scale": [(0.91, 0.93, 0.92), (0.2, 0.3, 0.1), (0.1, 0.1, 0.1)]}
+    return LearningRateSweep(4, [1e-4, 1e-3, 1e-2],
+                             {label: [[_fake_run(a) for a in per_lr] for per_lr in runs]
+                              for label, runs in finals.items()},
+                             0.9)
+
+
+def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], sweep: LearningRateSweep,
+                        prediction: Any) -> CheckResult:
+    """Check ``fn(sweep, label) -> usable learning rates``, and compare the reader's prediction with the runs.
+
+    A learning rate is usable when *every* seed's final accuracy reaches ``sweep.threshold``
+    (one seed in three failing is a learning rate nobody can rely on). The function is tried on a
+    made-up sweep where the mean over seeds and the worst seed disagree, then on the lab's
+    ``sweep``; :meth:`LearningRateSweep.usable` is switched off meanwhile. ``prediction``, written
+    before the runs, is ``{"scaled": n, "no scale": m}``: how many of ``sweep.lrs`` each head
+    can use. A wrong prediction does not fail the exercise; the verdict says how far off it was.
+
+    Args:
+        fn: The reader's function.
+        sweep: The lab's :class:`~helpers.experiments.scale_training.LearningRateSweep`.
+        prediction: The reader's prediction.
+
+    Returns:
+        The verdict: a missing prediction, the mean over seeds, a threshold on steps to target...
+    """
+    count = len(sweep.lrs)
+    if (not isinstance(prediction, dict) or set(prediction) != {"scaled", "no scale"}
+            or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= count for v in prediction.values())):
+        return CheckResult(False, "first write your prediction, before the runs: a dict {'scaled': n, 'no scale': m} "
+                                  f"with how many of the {count} learning rates each head can use (0 to {count}); "
+                                  f"got {prediction!r}")
+    disabled = (LearningRateSweep.usable, LearningRateSweep.usable_decades)
+    for probe, name in ((_probe_sweep(), "a made-up sweep"), (sweep, "the lab's sweep")):
+        for label in ("scaled", "no scale"):
+            result, failure = _call(fn, probe, label, disabled=disabled)
+            if failure is not None:
+                return failure
+            if not isinstance(result, (list, tuple)) or not all(isinstance(v, (int, float)) for v in result):
+                return CheckResult(False, f"return a list of learning rates (floats), got {result!r}")
+            right = probe.usable(label)
+            if sorted(float(v) for v in result) == right:
+                continue
+            mean_based = [lr for lr, a in zip(probe.lrs, probe.final_accuracy(label)) if a >= probe.threshold]
+            if sorted(float(v) for v in result) == mean_based:
+                return CheckResult(False, f"on {name} ({label!r}) you keep a learning rate whose *mean* over seeds "
+                                          "passes the threshold while one seed fails: usable means every seed "
+                                          "reaches it (min, not mean, of run.final_accuracy over the seeds)")
+            return CheckResult(False, f"on {name} ({label!r}) the usable learning rates are {right}, you returned "
+                                      f"{list(result)}: keep the lrs where every run in sweep.runs[label][i] has "
+                                      f"final_accuracy >= sweep.threshold")
+    measured = {label: len(sweep.usable(label)) for label in ("scaled", "no scale")}
+    verdict = ("your prediction was right" if measured == prediction else
+               f"you predicted {prediction['scaled']} and {prediction['no scale']}; the runs say "
+               f"{measured['scaled']} and {measured['no scale']}")
+    return CheckResult(True, f"usable with the scale: {sweep.usable('scaled')}; without: {sweep.usable('no scale')} "
+                             f"(of {sweep.lrs}); {verdict}.")

@@ -3,7 +3,9 @@
 :func:`dot_product_variance` measures the variance of ``q . k`` and of ``q . k / sqrt(d_k)``
 for Gaussian, non-Gaussian, correlated, LayerNorm-ed and projected inputs
 (:data:`DISTRIBUTIONS`), each against its closed form (:func:`theoretical_dot_variance`).
-Figures: :mod:`helpers.figures.dot_variance`.
+:func:`within_row_variance` measures what the softmax sees instead: the spread of one query's
+scores over its keys (:func:`theoretical_row_variance`); :func:`aligned_dot_stats` the mean and
+spread of ``q . k`` when the key is aligned with the query. Figures: :mod:`helpers.figures.dot_variance`.
 
 Shape legend::
 
@@ -24,7 +26,8 @@ from torch import Tensor, nn
 
 from ..checks import check_int, check_positive_int
 
-__all__ = ["DISTRIBUTIONS", "sample_entries", "theoretical_dot_variance", "VarianceSweep", "dot_product_variance"]
+__all__ = ["DISTRIBUTIONS", "sample_entries", "theoretical_dot_variance", "VarianceSweep", "dot_product_variance",
+           "theoretical_row_variance", "RowVariance", "within_row_variance", "aligned_dot_stats"]
 
 #: Input distributions of :func:`dot_product_variance`, with what each one tests.
 DISTRIBUTIONS: dict[str, str] = {
@@ -188,3 +191,126 @@ def dot_product_variance(
         theory.append(theoretical_dot_variance(distribution, d_k))
     return VarianceSweep(distribution, list(sizes), measured, scaled, theory)
 
+
+
+def theoretical_row_variance(distribution: str, d_k: int) -> float:
+    """Closed form of the variance of ``q . k`` over the keys of one row (``q`` fixed), averaged over ``q``.
+
+    The softmax of a row sees one query against its keys, so the spread that matters is
+    ``Var_k(q . k | q) = q^T Cov(k) q``, whose mean over queries is ``E[q^T Cov(k) q]``. By the
+    law of total variance it is :func:`theoretical_dot_variance` minus ``Var_q(q . E[k])``, the
+    variance of the row's common shift, which the softmax ignores. For zero-mean keys the shift
+    is 0 and the two agree; for ``"shifted"`` (mean 1, variance 1) it is
+    ``E|q|^2 = d_k (1 + 1) = 2 d_k``, not ``3 d_k``. Explained in chapter 3.
+
+    Args:
+        distribution: A key of :data:`DISTRIBUTIONS`.
+        d_k: The vectors' size.
+
+    Returns:
+        The mean within-row variance.
+    """
+    if distribution == "shifted":
+        return 2.0 * d_k
+    return theoretical_dot_variance(distribution, d_k)
+
+
+@dataclass
+class RowVariance:
+    """Within-row against across-pair variance of ``q . k`` (see :func:`within_row_variance`).
+
+    Attributes:
+        distribution: The key of :data:`DISTRIBUTIONS`.
+        d_k: The sizes measured.
+        within_row: Mean over queries of the variance of ``q . k`` over that query's keys.
+        across_pairs: Variance of ``q . k`` over all (query, key) pairs of the sample.
+        theory_row: :func:`theoretical_row_variance` at each size.
+        theory_pairs: :func:`theoretical_dot_variance` at each size.
+    """
+
+    distribution: str
+    d_k: list[int]
+    within_row: list[float]
+    across_pairs: list[float]
+    theory_row: list[float]
+    theory_pairs: list[float]
+
+
+def within_row_variance(
+    d_ks: Sequence[int] = (16, 64, 256, 1024),
+    *,
+    distribution: str = "shifted",
+    num_queries: int = 256,
+    num_keys: int = 32,
+    seed: int = 0,
+) -> RowVariance:
+    """The spread of scores the softmax sees: variance of ``q . k`` over one query's keys.
+
+    For each size, ``num_queries`` queries each meet ``num_keys`` keys of their own. The variance
+    over a row's keys (unbiased) is averaged over the rows; the variance over all pairs is the
+    quantity of :func:`dot_product_variance`. The two differ by the variance of the row's mean,
+    ``q . E[k]``, a shift that adds the same number to every score of a row and that the softmax
+    ignores. Explained in chapter 3 ("A mean shifts the slope").
+
+    Args:
+        d_ks: The sizes to measure.
+        distribution: A key of :data:`DISTRIBUTIONS`.
+        num_queries: Rows per size.
+        num_keys: Keys per row.
+        seed: Seed of the sampler.
+
+    Returns:
+        A :class:`RowVariance`.
+    """
+    check_int("num_queries", num_queries, 1)
+    check_int("num_keys", num_keys, 2)
+    gen = torch.Generator().manual_seed(seed)
+    sizes = [d for d in d_ks if not (distribution == "layernorm" and d < 2)]
+    within, across = [], []
+    for d_k in sizes:
+        q = sample_entries(distribution, num_queries, d_k, generator=gen).double()  # (N, E)
+        k = sample_entries(distribution, num_queries * num_keys, d_k, generator=gen).double()  # (N * S, E)
+        scores = (k.view(num_queries, num_keys, d_k) @ q.unsqueeze(-1)).squeeze(-1)  # (N, S, E) x (N, E, 1) -> (N, S)
+        within.append(scores.var(dim=-1).mean().item())
+        across.append(scores.flatten().var().item())
+    return RowVariance(distribution, list(sizes), within, across,
+                       [theoretical_row_variance(distribution, d) for d in sizes],
+                       [theoretical_dot_variance(distribution, d) for d in sizes])
+
+
+def aligned_dot_stats(
+    d_ks: Sequence[int] = (16, 64, 256, 1024), *, alignment: float = 0.1, num_samples: int = 4096, seed: int = 0
+) -> dict[str, list[float]]:
+    """Mean and standard deviation of ``q . k`` when the key is aligned with the query.
+
+    ``q ~ N(0, I)`` and ``k = a q + sqrt(1 - a^2) n`` with ``n ~ N(0, I)``: every feature of ``k``
+    has correlation ``a`` with the same feature of ``q`` (the features of one vector stay
+    independent). Then ``E[q . k] = a d_k`` grows like ``d_k`` while the spread grows like
+    ``sqrt(d_k)`` (``Var = d_k (1 + a^2)``): the alignment μP's ``1/d_k`` scale is about.
+    Explained in chapter 3.
+
+    Args:
+        d_ks: The sizes to measure.
+        alignment: The correlation ``a`` between ``q_i`` and ``k_i``, in ``[-1, 1]``.
+        num_samples: Pairs per size.
+        seed: Seed of the sampler.
+
+    Returns:
+        ``{"d_k", "mean", "std", "theory_mean", "theory_std"}``, one entry per size.
+    """
+    if not -1.0 <= alignment <= 1.0:
+        raise ValueError(f"alignment must be in [-1, 1], got {alignment!r}")
+    check_int("num_samples", num_samples, 2)
+    gen = torch.Generator().manual_seed(seed)
+    out: dict[str, list[float]] = {"d_k": [], "mean": [], "std": [], "theory_mean": [], "theory_std": []}
+    for d_k in d_ks:
+        q = torch.randn(num_samples, d_k, generator=gen, dtype=torch.float64)  # (N, E)
+        k = alignment * q + math.sqrt(1 - alignment**2) * torch.randn(num_samples, d_k, generator=gen,
+                                                                       dtype=torch.float64)  # (N, E)
+        dots = (q * k).sum(-1)  # (N,)
+        out["d_k"].append(d_k)
+        out["mean"].append(dots.mean().item())
+        out["std"].append(dots.std().item())
+        out["theory_mean"].append(alignment * d_k)
+        out["theory_std"].append(math.sqrt(d_k * (1 + alignment**2)))
+    return out

@@ -43,6 +43,10 @@ class GradientSweep:
         saturated_fraction: Fraction of rows whose largest weight exceeds 0.99.
         median_jacobian_norm: Median over rows of the softmax Jacobian's Frobenius norm: what
             the typical row lets through (the mean is held up by the few rows near a tie).
+        unsaturated_gradient_share: Share of the gradient reaching ``W_Q`` that comes from rows
+            whose largest weight is at most 0.99: query ``i``'s row contributes ``g_i x_i^T`` to
+            the gradient of ``W_Q`` (``g_i`` the gradient of its query vector), and the share is
+            ``sum over those rows of |g_i x_i^T|`` over the same sum for all rows.
     """
 
     d_k: list[int]
@@ -55,6 +59,7 @@ class GradientSweep:
     max_weight: list[float] = field(default_factory=list)
     saturated_fraction: list[float] = field(default_factory=list)
     median_jacobian_norm: list[float] = field(default_factory=list)
+    unsaturated_gradient_share: list[float] = field(default_factory=list)
 
 
 def qk_gradient_sweep(
@@ -74,7 +79,10 @@ def qk_gradient_sweep(
     of the mean squared error against a random target; the weight gradients recorded by
     :class:`~helpers.diagnostics.GradientNormTracker`. Queries and keys only receive gradient
     through the softmax Jacobian, values and the output projection do not: the value/output
-    norms are the control. Explained in chapter 3.
+    norms are the control. Each query's row of the softmax feeds only its own query vector, so
+    the gradient of ``W_Q`` splits into one term per row, and
+    :attr:`GradientSweep.unsaturated_gradient_share` measures which rows it comes from.
+    Explained in chapter 3.
 
     Args:
         d_ks: Head sizes to measure.
@@ -90,7 +98,8 @@ def qk_gradient_sweep(
     sweep = GradientSweep(list(d_ks), scaled)
     for d_k in d_ks:
         sums = dict.fromkeys(
-            ("q_proj", "k_proj", "v_proj", "o_proj", "logit_std", "max_weight", "saturated_fraction", "median_jacobian_norm"),
+            ("q_proj", "k_proj", "v_proj", "o_proj", "logit_std", "max_weight", "saturated_fraction",
+             "median_jacobian_norm", "unsaturated_gradient_share"),
             0.0,
         )
         for offset in range(num_seeds):
@@ -101,9 +110,16 @@ def qk_gradient_sweep(
             gen = torch.Generator().manual_seed(10_000 + seed + offset)
             x = nn.functional.layer_norm(torch.randn(batch_size, seq_len, d_k, generator=gen), (d_k,))  # (B, L, D)
             target = torch.randn(batch_size, seq_len, d_k, generator=gen)  # (B, L, D)
+            queries = []  # the query vectors, to read their gradient g_i
+            hook = layer.q_proj.register_forward_hook(lambda module, args, output: queries.append(output))
             with GradientNormTracker(layer) as tracker:
                 out, weights = layer(x, need_weights=True)  # (B, L, D), (B, 1, L, L)
+                queries[0].retain_grad()
                 nn.functional.mse_loss(out, target).backward()
+            hook.remove()
+            row_share = queries[0].grad.norm(dim=-1) * x.norm(dim=-1)  # (B, L): |g_i x_i^T| = |g_i| |x_i|
+            unsaturated = weights.detach().amax(-1).squeeze(1) <= 0.99  # (B, L)
+            sums["unsaturated_gradient_share"] += (row_share[unsaturated].sum() / row_share.sum()).item()
             norms = tracker.latest()
             for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
                 sums[name] += sum(v for k, v in norms.items() if k.startswith(name + "."))

@@ -47,7 +47,7 @@ SCORE_FUNCTIONS: tuple[str, ...] = ("dot", "cosine", "neg_euclidean", "general",
 """The score functions :class:`RecallAttention` can use, from :mod:`helpers.attention` (chapter 2)."""
 
 SLOTS: tuple[str, ...] = ("pairs", "tokens")
-"""The two ways of laying out the memory: see :attr:`RecallConfig.slots`."""
+"""The two ways of laying out the memory (see :attr:`RecallConfig.slots`)."""
 
 TEST_SEED = 2**31 - 1
 """Seed of the held-out sequences; no training batch of a default run uses it."""
@@ -83,6 +83,9 @@ class RecallConfig:
     eval_every: int = 20  # held-out accuracy every this many steps, and after the last
     target: float = 0.9  # the accuracy of RecallRun.steps_to_target
     window: int = 20  # steps averaged by steps_to_accuracy (the batch accuracy is noisy)
+    # Optional (chapter 3; the defaults change nothing)
+    stop_after_target: int | None = None  # end training this many steps after steps_to_target (None: all steps)
+    scale_lr_factor: float = 1.0  # learned_scale only: the temperature's learning rate is scale_lr_factor * lr
 
     def __post_init__(self) -> None:
         for name in ("num_pairs", "num_keys", "num_values", "embed_dim", "num_heads", "hidden_dim", "steps",
@@ -95,15 +98,19 @@ class RecallConfig:
             raise ValueError(f"score must be one of {SCORE_FUNCTIONS}, got {self.score!r}")
         if self.embed_dim % self.num_heads:
             raise ValueError(f"num_heads={self.num_heads} must divide embed_dim={self.embed_dim}")
+        if self.stop_after_target is not None:
+            check_int("stop_after_target", self.stop_after_target, 0)
+        if not (self.scale_lr_factor > 0 and math.isfinite(self.scale_lr_factor)):
+            raise ValueError(f"scale_lr_factor must be a finite number > 0, got {self.scale_lr_factor!r}")
 
     @property
     def head_dim(self) -> int:
-        """The size E of each head's queries and keys: ``d_k``."""
+        """The size E (``d_k``) of each head's queries and keys."""
         return self.embed_dim // self.num_heads
 
     @property
     def initial_scale(self) -> float:
-        """The factor on the scores at the start: :attr:`scale`, or its default for :attr:`score`."""
+        """The factor on the scores at the start, which is :attr:`scale` or the default for :attr:`score`."""
         if self.scale is not None:
             return float(self.scale)
         return 1 / math.sqrt(self.head_dim) if self.score == "dot" else 1.0
@@ -233,6 +240,17 @@ class RecallAttention(nn.Module):
             return general_scores(query, key, self.general_weight)
         return additive_scores(query, key, self.additive_w_q, self.additive_w_k, self.additive_v)
 
+    def scaled_scores(self, tokens: Tensor) -> Tensor:
+        """The scores the softmax of :meth:`forward` sees, scale included: ``(B, 2P + 1) -> (B, H, 1, S)``.
+
+        Used to watch the spread of the attention logits during training (chapter 3).
+        """
+        B, H, E = tokens.size(0), self.num_heads, self.head_dim
+        x = self.embed(tokens)  # (B, T, D)
+        q = self.q_proj(x[:, -1:]).view(B, 1, H, E).transpose(1, 2)  # (B, H, 1, E)
+        k = self.k_proj(x[:, 0:-1:self.slot_stride]).view(B, -1, H, E).transpose(1, 2)  # (B, H, S, E)
+        return self.scores(q, k) * self.log_scale.exp()  # (B, H, 1, S)
+
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         """Return ``(logits, weights)``: the value paired with the query key, and where it looked."""
         B, H, E = tokens.size(0), self.num_heads, self.head_dim
@@ -290,6 +308,10 @@ class RecallRun:
             held-out accuracy at :attr:`eval_steps` (when ``config.num_test > 0``), wall time.
         num_parameters: Trainable parameters of the model.
         scale_trajectory: The factor on the scores after each step (only for learned scales).
+        score_std_steps: Optimisation steps done when :attr:`score_std` was measured (only with
+            ``record_score_std_every``; 0 is the initialisation).
+        score_std: Standard deviation of the scaled scores within a softmax row (over the S
+            slots), averaged over the rows of a fixed batch: the spread the softmax sees.
     """
 
     label: str
@@ -298,6 +320,8 @@ class RecallRun:
     history: TrainingHistory
     num_parameters: int
     scale_trajectory: list[float] = field(default_factory=list)
+    score_std_steps: list[int] = field(default_factory=list)
+    score_std: list[float] = field(default_factory=list)
 
     @property
     def d_k(self) -> int:
@@ -361,7 +385,7 @@ class RecallRun:
 
     @property
     def step_time(self) -> float:
-        """Seconds of the fastest training step: the cost of a step least disturbed by other processes."""
+        """Seconds of the fastest training step (the step least disturbed by other processes)."""
         times = self.history.wall_time
         return min(b - a for a, b in zip([0.0, *times[:-1]], times))
 
@@ -373,6 +397,7 @@ def train_recall(
     label: str | None = None,
     record_attention_entropy: bool = False,
     callback: Callable[[int, RecallAttention, TrainingHistory], bool | None] | None = None,
+    record_score_std_every: int = 0,
 ) -> RecallRun:
     """Train one :class:`RecallAttention` on seeded associative recall and measure it.
 
@@ -381,7 +406,11 @@ def train_recall(
     :meth:`RecallConfig.make_batch`, on one PyTorch thread (:func:`helpers.train.num_threads`:
     for tensors this small more threads only add synchronisation). When ``config.num_test > 0``
     the accuracy on that many held-out sequences is measured every ``config.eval_every`` steps.
-    Explained in chapters 2 and 3.
+    With ``config.stop_after_target = n`` training ends ``n`` steps after the moving-average
+    batch accuracy first reaches ``config.target`` (so the last ``n`` steps show whether it stays
+    there). With ``config.learned_scale`` and ``config.scale_lr_factor = c``, each step's change
+    of ``log(scale)`` is multiplied by ``c``: for AdamW without weight decay that is exactly a
+    learning rate ``c * lr`` for the temperature. Explained in chapters 2 and 3.
 
     Args:
         config: Task, model, training and measurement settings.
@@ -389,18 +418,50 @@ def train_recall(
         label: Name of the run; ``config.score`` when ``None``.
         record_attention_entropy: Record the attention entropy per step.
         callback: Passed to :func:`helpers.train.train`, after the scale is recorded.
+        record_score_std_every: Every this many steps (and at initialisation), record the
+            within-row standard deviation of the scaled scores on the run's first batch
+            (:attr:`RecallRun.score_std`); 0 records nothing.
 
     Returns:
         The :class:`RecallRun`.
     """
+    check_int("record_score_std_every", record_score_std_every, 0)
     set_seed(seed)
     model = RecallAttention.from_config(config)
     trajectory: list[float] = []
+    std_steps: list[int] = []
+    std_values: list[float] = []
+    probe = config.make_batch(0, seed)[0] if record_score_std_every else None
+    previous_log_scale = model.log_scale.detach().clone()
+    reached: list[int] = []  # the step at which the moving-average accuracy reached the target
+
+    def record_score_std(done: int) -> None:
+        with torch.no_grad():
+            std_values.append(model.scaled_scores(probe).std(dim=-1).mean().item())  # over the S slots
+        std_steps.append(done)
+
+    if record_score_std_every:
+        record_score_std(0)
 
     def after_step(step: int, trained: nn.Module, history: TrainingHistory) -> bool | None:
+        nonlocal previous_log_scale
+        if config.learned_scale and config.scale_lr_factor != 1.0:
+            with torch.no_grad():  # AdamW moved log_scale by about lr; move it scale_lr_factor times as far
+                model.log_scale.add_((config.scale_lr_factor - 1.0) * (model.log_scale - previous_log_scale))
+                previous_log_scale = model.log_scale.detach().clone()
         if config.learned_scale:
             trajectory.append(model.scale)
-        return None if callback is None else callback(step, model, history)
+        if record_score_std_every and (step + 1) % record_score_std_every == 0:
+            record_score_std(step + 1)
+        stop = False
+        if config.stop_after_target is not None:
+            accuracy = history.accuracy
+            window = config.window
+            if not reached and step >= window - 1 and sum(accuracy[-window:]) / window >= config.target:
+                reached.append(step)
+            stop = bool(reached) and step >= reached[0] + config.stop_after_target
+        stop_by_callback = None if callback is None else callback(step, model, history)
+        return True if stop else stop_by_callback
 
     eval_fn = None
     if config.num_test:
@@ -428,4 +489,6 @@ def train_recall(
         history=history,
         num_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
         scale_trajectory=trajectory,
+        score_std_steps=std_steps,
+        score_std=std_values,
     )

@@ -15,6 +15,7 @@ Explained in chapter 3 (``book/03-scaling``, "A real bug").
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -22,8 +23,8 @@ import torch
 from ..checks import check_positive_int
 from ..diagnostics import attention_entropy
 from ..train import set_seed
-from .recall import RecallAttention, RecallConfig, RecallRun, train_recall
-from .scale_training import SCALE_RECALL, recall_config
+from .recall import RecallAttention, RecallConfig, RecallRun
+from .scale_training import SCALE_RECALL, SEEDS, STOP_AFTER_TARGET, recall_config, train_seeds
 
 __all__ = ["ScaleBugReport", "multihead_scale_bug"]
 
@@ -41,7 +42,7 @@ class ScaleBugReport:
         init_entropy: Mean attention entropy (nats) of the model at initialisation, per label.
         max_entropy: ``log P``, the entropy of uniform attention over the P keys.
         runs: The training runs (:class:`~helpers.experiments.recall.RecallRun`), labelled
-            ``"÷ √head_dim (right)"`` then ``"÷ √d_model (bug)"``.
+            ``"÷ √head_dim (right)"`` then ``"÷ √d_model (bug)"``, each for every seed.
     """
 
     embed_dim: int
@@ -63,6 +64,8 @@ def multihead_scale_bug(
     num_samples: int = 8192,
     config: RecallConfig = SCALE_RECALL,
     seed: int = 0,
+    seeds: Sequence[int] = SEEDS,
+    stop_after_target: int | None = STOP_AFTER_TARGET,
 ) -> ScaleBugReport:
     """Measure the multi-head bug: dividing by ``sqrt(d_model)`` where ``sqrt(head_dim)`` is meant.
 
@@ -81,7 +84,9 @@ def multihead_scale_bug(
         target: Accuracy for the steps-to-target count.
         num_samples: Query/key pairs for the variance measurement.
         config: Task and batch settings.
-        seed: Seed of the initialisation and of the samples.
+        seed: Seed of the variance samples and of the model measured at initialisation.
+        seeds: Seeds of the training runs (initialisation and batches).
+        stop_after_target: End a run this many steps after it reaches ``target`` (``None``: never).
 
     Returns:
         A :class:`ScaleBugReport`.
@@ -107,8 +112,10 @@ def multihead_scale_bug(
             _, weights = model(tokens)  # (B, H, 1, P)
         entropy[label] = attention_entropy(weights).mean().item()
     runs = [
-        train_recall(recall_config(head_dim, num_heads=num_heads, scale=scale, lr=lr, steps=steps, target=target,
-                                   config=config), seed=seed, label=labels[label])
+        run
         for label, scale in scales.items()
+        for run in train_seeds(recall_config(head_dim, num_heads=num_heads, scale=scale, lr=lr, steps=steps,
+                                             target=target, config=config, stop_after_target=stop_after_target),
+                               seeds, label=labels[label])
     ]
     return ScaleBugReport(embed_dim, num_heads, head_dim, variance, entropy, math.log(config.num_pairs), runs)

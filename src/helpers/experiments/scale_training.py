@@ -6,6 +6,11 @@ head, dot-product scores) and change only the factor on ``q . k``:
 - :func:`dk_training_sweep`: ``"scaled"`` against ``"no scale"`` at each ``d_k``;
 - :func:`learning_rate_sweep`: the same pair at each learning rate: which ones work?
 
+Every result is repeated over :data:`SEEDS` (initialisation and batches), and each run stops
+:data:`STOP_AFTER_TARGET` steps after reaching the target accuracy (the last steps show whether
+it stays there), which keeps several seeds affordable on a CPU. Every run records the spread of
+its attention logits (``record_score_std_every``). All training is AdamW (:func:`helpers.train.train`).
+
 Figures: :mod:`helpers.figures.scale_training`. Seeded and deterministic. Explained in chapter 3
 (``book/03-scaling``, "Does it matter for training?").
 """
@@ -18,7 +23,9 @@ from dataclasses import dataclass, replace
 
 from .recall import RecallConfig, RecallRun, train_recall
 
-__all__ = ["SCALE_RECALL", "recall_config", "dk_training_sweep", "LearningRateSweep", "learning_rate_sweep"]
+__all__ = ["SCALE_RECALL", "SEEDS", "STOP_AFTER_TARGET", "recall_config", "train_seeds", "seed_summary", "steps_or_cap",
+           "dk_training_sweep",
+           "LearningRateSweep", "learning_rate_sweep"]
 
 SCALE_RECALL = RecallConfig()
 """Chapter 3's recall runs: 8 pairs of 16 keys and 16 values, one dot-product head over the 8
@@ -27,6 +34,15 @@ pairs, batches of 64 from data seed 1234, 90% as the target; :func:`recall_confi
 #: The two runs every comparison of this chapter makes: the label and the factor on ``q . k``
 #: (``None``: the standard ``1/sqrt(d_k)``; ``1.0``: no scale).
 SCALED_AND_UNSCALED: tuple[tuple[str, float | None], ...] = (("scaled", None), ("no scale", 1.0))
+
+SEEDS: tuple[int, ...] = (0, 1, 2)
+"""The seeds every training result of chapter 3 is repeated over."""
+
+STOP_AFTER_TARGET = 50
+"""Steps a run goes on after reaching its target; its final accuracy is the mean over them."""
+
+SCORE_STD_EVERY = 10
+"""Steps between two measurements of the logits' spread (:attr:`RecallRun.score_std`)."""
 
 
 def recall_config(
@@ -39,6 +55,8 @@ def recall_config(
     steps: int = 300,
     target: float = 0.9,
     config: RecallConfig = SCALE_RECALL,
+    stop_after_target: int | None = None,
+    scale_lr_factor: float = 1.0,
 ) -> RecallConfig:
     """``config`` with ``num_heads`` heads of size ``d_k`` and the given scale and training settings.
 
@@ -51,12 +69,34 @@ def recall_config(
         steps: Optimisation steps.
         target: Accuracy for :attr:`~helpers.experiments.recall.RecallRun.steps_to_target`.
         config: Task and batch settings.
+        stop_after_target: End a run this many steps after it reaches ``target`` (``None``: never).
+        scale_lr_factor: With ``learned_scale``, the temperature's learning rate over ``lr``.
 
     Returns:
         The configuration (the score function is always ``"dot"``).
     """
     return replace(config, score="dot", embed_dim=num_heads * d_k, num_heads=num_heads, scale=scale,
-                   learned_scale=learned_scale, lr=lr, steps=steps, target=target)
+                   learned_scale=learned_scale, lr=lr, steps=steps, target=target,
+                   stop_after_target=stop_after_target, scale_lr_factor=scale_lr_factor)
+
+
+def train_seeds(config: RecallConfig, seeds: Sequence[int] = SEEDS, *, label: str) -> list[RecallRun]:
+    """Train ``config`` once per seed (initialisation and batches), recording the logits' spread."""
+    return [train_recall(config, seed=seed, label=label, record_score_std_every=SCORE_STD_EVERY) for seed in seeds]
+
+
+def seed_summary(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, min, max)`` of one measurement over seeds (``nan`` entries are ignored; all ``nan``: ``nan``)."""
+    kept = [v for v in values if not math.isnan(v)]
+    if not kept:
+        return math.nan, math.nan, math.nan
+    return sum(kept) / len(kept), min(kept), max(kept)
+
+
+def steps_or_cap(run: RecallRun) -> int:
+    """Steps to the target, or the step budget when the run never got there (for plots and means)."""
+    return run.config.steps if run.steps_to_target is None else run.steps_to_target
+
 
 
 def dk_training_sweep(
@@ -66,29 +106,33 @@ def dk_training_sweep(
     steps: int = 300,
     target: float = 0.9,
     config: RecallConfig = SCALE_RECALL,
-    seed: int = 0,
+    seeds: Sequence[int] = SEEDS,
+    stop_after_target: int | None = STOP_AFTER_TARGET,
 ) -> list[RecallRun]:
     """Train at each ``d_k`` with the ``1/sqrt(d_k)`` scale (``"scaled"``) and without (``"no scale"``).
 
-    Same data, same initialisation, same learning rate: only the factor on ``q . k`` differs.
-    Explained in chapter 3.
+    Same data, same initialisation, same learning rate (AdamW): only the factor on ``q . k``
+    differs. Each pair is repeated for every seed. Explained in chapter 3.
 
     Args:
         d_ks: Head sizes (one head, ``embed_dim = d_k``).
         lr: Learning rate.
-        steps: Optimisation steps per run.
+        steps: Step budget per run.
         target: Accuracy for the steps-to-target count.
         config: Task and batch settings.
-        seed: Seed of the initialisation.
+        seeds: Seeds of the initialisation and batches.
+        stop_after_target: End a run this many steps after it reaches ``target`` (``None``: never).
 
     Returns:
-        ``2 * len(d_ks)`` runs, ``"scaled"`` then ``"no scale"`` for each ``d_k``.
+        ``2 * len(d_ks) * len(seeds)`` runs: for each ``d_k``, ``"scaled"`` then ``"no scale"``,
+        each for every seed.
     """
     return [
-        train_recall(recall_config(d_k, scale=scale, lr=lr, steps=steps, target=target, config=config),
-                     seed=seed, label=label)
+        run
         for d_k in d_ks
         for label, scale in SCALED_AND_UNSCALED
+        for run in train_seeds(recall_config(d_k, scale=scale, lr=lr, steps=steps, target=target, config=config,
+                                             stop_after_target=stop_after_target), seeds, label=label)
     ]
 
 
@@ -99,23 +143,28 @@ class LearningRateSweep:
     Attributes:
         d_k: Head size.
         lrs: The learning rates tried.
-        runs: ``{"scaled": [...], "no scale": [...]}``, one :class:`~helpers.experiments.recall.RecallRun`
-            per learning rate.
-        threshold: Final accuracy a learning rate needs to count as usable.
+        runs: ``{"scaled": [...], "no scale": [...]}``: per learning rate, one
+            :class:`~helpers.experiments.recall.RecallRun` per seed.
+        threshold: Final accuracy a learning rate needs, for every seed, to count as usable.
     """
 
     d_k: int
     lrs: list[float]
-    runs: dict[str, list[RecallRun]]
+    runs: dict[str, list[list[RecallRun]]]
     threshold: float
 
+    def final_accuracy_by_seed(self, label: str) -> list[list[float]]:
+        """Per learning rate, the final accuracy of each seed."""
+        return [[run.final_accuracy for run in runs] for runs in self.runs[label]]
+
     def final_accuracy(self, label: str) -> list[float]:
-        """Final accuracy of each learning rate for ``label`` (``"scaled"`` or ``"no scale"``)."""
-        return [run.final_accuracy for run in self.runs[label]]
+        """Per learning rate, the final accuracy averaged over seeds."""
+        return [sum(accs) / len(accs) for accs in self.final_accuracy_by_seed(label)]
 
     def usable(self, label: str) -> list[float]:
-        """The learning rates whose final accuracy reaches :attr:`threshold`."""
-        return [lr for lr, run in zip(self.lrs, self.runs[label]) if run.final_accuracy >= self.threshold]
+        """The learning rates at which every seed's final accuracy reaches :attr:`threshold`."""
+        return [lr for lr, accs in zip(self.lrs, self.final_accuracy_by_seed(label))
+                if min(accs) >= self.threshold]
 
     def usable_decades(self, label: str) -> float:
         """Width of the usable range in decades, ``log10(max / min)`` over :meth:`usable`.
@@ -128,27 +177,30 @@ class LearningRateSweep:
 
 
 def learning_rate_sweep(
-    lrs: Sequence[float] = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2),
+    lrs: Sequence[float] = (1e-4, 3e-4, 1e-3, 3e-3),
     *,
     d_k: int = 256,
     steps: int = 300,
     threshold: float = 0.9,
     config: RecallConfig = SCALE_RECALL,
-    seed: int = 0,
+    seeds: Sequence[int] = SEEDS,
+    stop_after_target: int | None = STOP_AFTER_TARGET,
     reuse: Sequence[RecallRun] = (),
 ) -> LearningRateSweep:
     """Train at each learning rate with and without the scale; which learning rates work?
 
-    A learning rate counts as usable when the final accuracy (mean of the last 50 steps)
-    reaches ``threshold`` within ``steps``. Explained in chapter 3.
+    A learning rate counts as usable when, for every seed, the final accuracy (mean of the last
+    50 steps: with ``stop_after_target``, the steps after the target was reached) reaches
+    ``threshold`` within ``steps``. AdamW throughout. Explained in chapter 3.
 
     Args:
         lrs: Learning rates, increasing.
         d_k: Head size (one head).
-        steps: Optimisation steps per run.
-        threshold: Final accuracy of a usable learning rate.
+        steps: Step budget per run.
+        threshold: Final accuracy of a usable learning rate (and the target of each run).
         config: Task and batch settings.
-        seed: Seed of the initialisation.
+        seeds: Seeds of the initialisation and batches.
+        stop_after_target: End a run this many steps after it reaches ``threshold``.
         reuse: Runs already trained (e.g. by :func:`dk_training_sweep`): a run with the same
             label, settings (the target aside) and seed is taken from here instead of being
             trained again.
@@ -156,15 +208,18 @@ def learning_rate_sweep(
     Returns:
         A :class:`LearningRateSweep`.
     """
-    runs: dict[str, list[RecallRun]] = {"scaled": [], "no scale": []}
+    runs: dict[str, list[list[RecallRun]]] = {"scaled": [], "no scale": []}
     for lr in lrs:
         for label, scale in SCALED_AND_UNSCALED:
-            wanted = recall_config(d_k, scale=scale, lr=lr, steps=steps, target=threshold, config=config)
-            done = [r for r in reuse
-                    if (r.label, r.seed, replace(r.config, target=threshold)) == (label, seed, wanted)]
-            if done:
-                run = replace(done[0], config=wanted)
-            else:
-                run = train_recall(wanted, seed=seed, label=label)
-            runs[label].append(run)
+            wanted = recall_config(d_k, scale=scale, lr=lr, steps=steps, target=threshold, config=config,
+                                   stop_after_target=stop_after_target)
+            per_seed = []
+            for seed in seeds:
+                done = [r for r in reuse
+                        if (r.label, r.seed, replace(r.config, target=threshold)) == (label, seed, wanted)]
+                if done:
+                    per_seed.append(replace(done[0], config=wanted))
+                else:
+                    per_seed.extend(train_seeds(wanted, (seed,), label=label))
+            runs[label].append(per_seed)
     return LearningRateSweep(d_k, list(lrs), runs, threshold)

@@ -9,11 +9,17 @@ LayerNorm already normalises, why keep the scale?").
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from .recall import RecallConfig, RecallRun, train_recall
-from .scale_training import SCALE_RECALL, recall_config
+from .recall import RecallConfig, RecallRun
+from .scale_training import SCALE_RECALL, SEEDS, STOP_AFTER_TARGET, recall_config, train_seeds
 
-__all__ = ["learned_temperature_runs"]
+__all__ = ["learned_temperature_runs", "temperature_labels"]
+
+
+def temperature_labels(fast_factor: float) -> tuple[str, str, str]:
+    """The labels of :func:`learned_temperature_runs`' three starts, in order."""
+    return ("learned, from 1", f"learned, from 1, temperature lr ×{fast_factor:g}", "learned, from 1/√d_k")
 
 
 def learned_temperature_runs(
@@ -23,30 +29,42 @@ def learned_temperature_runs(
     steps: int = 300,
     target: float = 0.9,
     config: RecallConfig = SCALE_RECALL,
-    seed: int = 0,
+    seeds: Sequence[int] = SEEDS,
+    stop_after_target: int | None = STOP_AFTER_TARGET,
+    fast_factor: float = 30.0,
 ) -> list[RecallRun]:
     """Replace the fixed ``1/sqrt(d_k)`` by a learned factor on ``q . k`` (a learned temperature).
 
-    Two runs, both learning ``log(scale)`` with the other weights: one starts from ``1`` (no
-    prior: the unscaled layer, free to learn its scale), one from ``1/sqrt(d_k)`` (the prior,
-    free to move away from it). Compare with
+    Three settings, each learning ``log(scale)`` with the other weights by AdamW, each for every
+    seed: from ``1`` (no prior: the unscaled layer, free to learn its scale) at the weights'
+    learning rate; from ``1`` with a learning rate ``fast_factor`` times larger for the
+    temperature alone; and from ``1/sqrt(d_k)`` (the prior, free to move away from it). AdamW
+    moves a parameter by about its learning rate per step whatever its gradient, so the first
+    setting cannot travel the ``log sqrt(d_k)`` from 1 to the prior in a few hundred steps at
+    ``lr = 1e-3``; the second can. Compare with
     :func:`~helpers.experiments.scale_training.dk_training_sweep`'s fixed runs at the same
-    ``d_k``, learning rate and seed. Explained in chapter 3.
+    ``d_k``, learning rate and seeds. Explained in chapter 3.
 
     Args:
         d_k: Head size (one head).
-        lr: Learning rate (the same for the temperature as for the weights).
-        steps: Optimisation steps per run.
+        lr: Learning rate of the weights.
+        steps: Step budget per run.
         target: Accuracy for the steps-to-target count.
         config: Task and batch settings.
-        seed: Seed of the initialisation.
+        seeds: Seeds of the initialisation and batches.
+        stop_after_target: End a run this many steps after it reaches ``target`` (``None``: never).
+        fast_factor: The temperature's learning rate over ``lr`` in the second setting.
 
     Returns:
-        The two runs, with their :attr:`~helpers.experiments.recall.RecallRun.scale_trajectory`.
+        ``3 * len(seeds)`` runs, setting by setting (labels :func:`temperature_labels`), with their
+        :attr:`~helpers.experiments.recall.RecallRun.scale_trajectory`.
     """
-    starts = (("learned, from 1", 1.0), ("learned, from 1/√d_k", 1 / math.sqrt(d_k)))
+    from_one, fast, from_prior = temperature_labels(fast_factor)
+    starts = ((from_one, 1.0, 1.0), (fast, 1.0, fast_factor), (from_prior, 1 / math.sqrt(d_k), 1.0))
     return [
-        train_recall(recall_config(d_k, scale=scale, learned_scale=True, lr=lr, steps=steps, target=target,
-                                   config=config), seed=seed, label=label)
-        for label, scale in starts
+        run
+        for label, scale, factor in starts
+        for run in train_seeds(recall_config(d_k, scale=scale, learned_scale=True, lr=lr, steps=steps, target=target,
+                                             config=config, stop_after_target=stop_after_target,
+                                             scale_lr_factor=factor), seeds, label=label)
     ]
