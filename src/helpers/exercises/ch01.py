@@ -43,7 +43,10 @@ __all__ = [
     "MYSTERY_LABELS",
     "mystery_alignments",
     "check_task_names",
+    "GRADIENT_SHAPES",
+    "GRU_RATIO_BANDS",
     "check_gradient_prediction",
+    "parameter_count",
     "check_control_design",
 ]
 

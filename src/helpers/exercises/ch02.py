@@ -478,8 +478,8 @@ def check_temperature_ablation(config: Any, *, seed: int = 0, target: float = 0.
         target: Held-out accuracy the run must reach.
 
     Returns:
-        The verdict: what the design changes besides the factor, why the factor cannot tell, or
-        what the run measured.
+        The verdict, which names what the design changes besides the factor, why the factor cannot
+        tell, or what the run measured.
     """
     base = score_learning.score_config("cosine")
     if not isinstance(config, RecallConfig):

@@ -191,7 +191,7 @@ def check_view_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> CheckR
 def check_parameter_count(fn: Callable[[int, int, int, bool], int]) -> CheckResult:
     """Check ``fn(embed_dim, num_heads, num_kv_heads, bias) -> number of parameters`` of a layer.
 
-    Constructing :class:`MultiHeadAttention` is disabled while ``fn`` runs: count by formula.
+    Constructing :class:`~helpers.multihead.MultiHeadAttention` is disabled while ``fn`` runs: count by formula.
     """
     for d, h, hkv, bias in ((64, 8, 8, True), (64, 1, 1, True), (96, 12, 4, True), (32, 4, 1, False)):
         result, failure = _call(fn, d, h, hkv, bias, disabled=(MultiHeadAttention.__init__,))

@@ -31,7 +31,7 @@ from typing import Any
 
 from . import CheckResult
 
-__all__ = ["PackageCallError", "DelegationError", "package_disabled", "delegation_verdict"]
+__all__ = ["PackageCallError", "package_disabled", "delegation_verdict"]
 
 
 class PackageCallError(RuntimeError):
@@ -44,10 +44,6 @@ class PackageCallError(RuntimeError):
     def __init__(self, name: str) -> None:
         super().__init__(f"your answer calls {name}, which this exercise asks you to write yourself")
         self.name = name
-
-
-DelegationError = PackageCallError
-"""Former name of :class:`PackageCallError`."""
 
 
 def _resolve(path: str) -> Any:

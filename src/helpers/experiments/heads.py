@@ -40,7 +40,7 @@ class ShapeStep:
 def trace_shapes(layer: MultiHeadAttention, x: Tensor) -> list[ShapeStep]:
     """Follow ``x`` through ``layer`` (self-attention, no GQA) and record each intermediate shape.
 
-    The steps are those of :meth:`MultiHeadAttention.forward`; the result of the last step is
+    The steps are those of :meth:`~helpers.multihead.MultiHeadAttention.forward`; the result of the last step is
     checked against ``layer(x)`` (a ``RuntimeError`` if they differ).
 
     Args:
@@ -157,7 +157,7 @@ def _count(layer: MultiHeadAttention, x: Tensor) -> tuple[int, int]:
 
 
 def head_costs(d_model: int, num_heads: Sequence[int], *, seq_len: int = 64) -> HeadCost:
-    """Parameters and forward FLOPs of a :class:`MultiHeadAttention` layer for each number of heads.
+    """Parameters and forward FLOPs of a :class:`~helpers.multihead.MultiHeadAttention` layer for each number of heads.
 
     Parameters are summed over ``layer.parameters()``; FLOPs are counted by
     :class:`torch.utils.flop_counter.FlopCounterMode` on one forward pass of a ``(1, seq_len,

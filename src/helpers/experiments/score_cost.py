@@ -95,7 +95,7 @@ def flops_table(L: int, S: int, E: int, A: int | None = None) -> list[dict[str, 
         A: Hidden size of additive scoring (default ``E``).
 
     Returns:
-        One dict per score function, with an extra key ``"vs_dot"``.
+        A list with one dict per score function, with an extra key ``"vs_dot"``.
     """
     names = ("dot", "scaled_dot", "cosine", "neg_euclidean", "general", "additive")
     rows = [score_flops(n, L, S, E, A) for n in names]

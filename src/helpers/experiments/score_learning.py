@@ -37,7 +37,7 @@ LEARNING_SCORES: tuple[str, ...] = ("dot", "cosine", "neg_euclidean", "general",
 """Score functions compared in :func:`compare_score_functions` (``"dot"`` is scaled by ``1/sqrt(E)``)."""
 
 EXTRA_SCORES: tuple[str, ...] = ("cosine_learned_scale",)
-"""Further runs: the cosine times a learned scale ``exp(s)`` (``s`` starts at 0), the temperature
+"""Further runs, the cosine times a learned scale ``exp(s)`` (``s`` starts at 0), the temperature
 that bounded cosine scores need to become sharp."""
 
 MATCHED_SCORES: tuple[str, ...] = ("dot", "neg_euclidean", "general", "additive")
@@ -48,7 +48,7 @@ SCORE_RECALL = RecallConfig(
     num_pairs=12, num_keys=32, num_values=32, slots="tokens", embed_dim=16, hidden_dim=16,
     steps=300, batch_size=64, lr=3e-3, data_seed=0, num_test=1000, eval_every=20,
 )
-"""Chapter 2's recall runs: 12 pairs of 32 keys and 32 values; every token but the query is a
+"""Chapter 2's recall runs, 12 pairs of 32 keys and 32 values; every token but the query is a
 memory slot (24 slots); model size 16; 300 AdamW steps at ``3e-3``; each seed its own data;
 1,000 held-out sequences measured every 20 steps."""
 
@@ -57,7 +57,7 @@ LARGE_DK_RUNS: dict[str, dict[str, object]] = {
     "additive": {"score": "additive", "scale": None},
     "dot": {"score": "dot", "scale": None},
 }
-"""The runs of :func:`compare_at_large_dk`: label -> fields of :class:`RecallConfig`."""
+"""The runs of :func:`compare_at_large_dk`, label -> fields of :class:`~helpers.experiments.recall.RecallConfig`."""
 
 
 def score_config(name: str, config: RecallConfig = SCORE_RECALL) -> RecallConfig:
@@ -74,7 +74,7 @@ def initial_statistics(config: RecallConfig, seeds: Sequence[int] = (0, 1, 2), *
     """What the scores look like before training, averaged over ``seeds``.
 
     The model of ``config`` is initialised as :func:`~helpers.experiments.recall.train_recall`
-    does (``set_seed(seed)``, then :meth:`RecallAttention.from_config`) and run on
+    does (``set_seed(seed)``, then :meth:`~helpers.experiments.recall.RecallAttention.from_config`) and run on
     ``num_sequences`` sequences. The spread of a row is measured from the attention weights:
     ``log w_j = scale * s_j - logsumexp_i(scale * s_i)``, and the standard deviation of ``log w``
     over the slots equals that of ``scale * s``, the part of the scores that a softmax sees

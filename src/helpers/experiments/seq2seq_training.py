@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 TaskFn = Callable[..., tuple[Tensor, Tensor]]
-"""A task: ``fn(batch_size, seq_len, vocab_size, *, seed) -> (src, tgt)``, like :func:`~helpers.tasks.copy_task`."""
+"""A task, ``fn(batch_size, seq_len, vocab_size, *, seed) -> (src, tgt)``, like :func:`~helpers.tasks.copy_task`."""
 
 SEQ2SEQ_TASKS: dict[str, TaskFn] = {"copy": copy_task, "reverse": reverse_task, "sort": sort_task}
 """The sequence tasks of chapter 1, by name."""

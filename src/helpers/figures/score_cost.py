@@ -49,7 +49,7 @@ def cost_figure(table: CostTable) -> go.Figure:
     the small sizes only (a curve may stop early).
 
     Args:
-        table: The output of :func:`time_score_functions`.
+        table: The output of :func:`~helpers.experiments.score_cost.time_score_functions`.
 
     Returns:
         The Plotly figure.

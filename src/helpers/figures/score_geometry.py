@@ -104,7 +104,7 @@ def geometry_figure(angle_deg: float = 30.0, norm: float = 1.0, setup: GeometryS
     Args:
         angle_deg: Direction of the query, degrees.
         norm: Length of the query.
-        setup: Keys and parameters; :func:`explorer_setup` when ``None``.
+        setup: Keys and parameters; :func:`~helpers.experiments.score_geometry.explorer_setup` when ``None``.
 
     Returns:
         A figure of the plane with the keys, the query and its projection on k1's line (dotted;
@@ -136,7 +136,7 @@ def geometry_explorer_figure(
     Args:
         angles: Query angles of the angle slider, degrees.
         norms: Query lengths of the length slider.
-        setup: Keys and parameters; :func:`explorer_setup` when ``None``.
+        setup: Keys and parameters; :func:`~helpers.experiments.score_geometry.explorer_setup` when ``None``.
         start_angle: Initial angle (one of ``angles``).
         start_norm: Initial length (one of ``norms``).
 
@@ -185,7 +185,7 @@ def geometry_explorer(setup: GeometrySetup | None = None):
     :func:`geometry_explorer_figure` (precomputed steps, Plotly's own sliders) instead.
 
     Args:
-        setup: Keys and parameters; :func:`explorer_setup` when ``None``.
+        setup: Keys and parameters; :func:`~helpers.experiments.score_geometry.explorer_setup` when ``None``.
 
     Returns:
         A :class:`helpers.viz.Explorer` with controls ``"angle"`` and ``"norm"``.
@@ -222,7 +222,7 @@ def sign_softmax_figure(demo: SignSoftmaxDemo) -> go.Figure:
     """Two panels: the scores (dot products, distances, negated distances) and their softmax weights.
 
     Args:
-        demo: The output of :func:`sign_softmax_demo`.
+        demo: The output of :func:`~helpers.experiments.score_geometry.sign_softmax_demo`.
 
     Returns:
         The Plotly figure; the dashed line is the uniform weight ``1/S``, the dotted one the

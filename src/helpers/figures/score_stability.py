@@ -16,7 +16,7 @@ def stability_figure(result: StabilityResult, *, model_norm: float | None = None
     one line per score function.
 
     Args:
-        result: The output of :func:`stability_at_init`.
+        result: The output of :func:`~helpers.experiments.score_stability.stability_at_init`.
         model_norm: When given, a vertical line at this length (e.g. ``|q|`` measured in the
             chapter's model at initialisation).
 

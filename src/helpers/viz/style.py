@@ -44,7 +44,7 @@ SIGNED_COLORSCALE = "RdBu_r"
 """Colour scale of signed values (positional encodings, scores), centred on 0."""
 
 MASK_COLORSCALE: list[list[Any]] = [[0.0, "rgba(128, 128, 128, 0.16)"], [1.0, "#2f7ed8"]]
-"""Two colours for boolean masks: blocked (faint grey) and allowed (blue)."""
+"""Two colours for boolean masks, blocked (faint grey) and allowed (blue)."""
 
 TEMPLATE_NAME = "book"
 
