@@ -5,8 +5,7 @@ in typical wrong answers, without raising."""
 import pytest
 import torch
 
-from helpers.exercises import CheckResult
-from helpers.exercises import ch01
+from helpers.exercises import CheckResult, ch01
 from helpers.experiments.bottleneck import BottleneckResult
 
 
@@ -208,17 +207,18 @@ def test_mystery_alignments_follow_their_tasks():
 # --------------------------------------------------------------------------------------------
 
 import helpers.attention  # noqa: E402
-from helpers.attention import AdditiveAttention, additive_scores, masked_softmax  # noqa: E402
+from helpers.attention import masked_softmax  # noqa: E402
+from helpers.scores import AdditiveAttention, additive_scores  # noqa: E402
 
 
 def test_additive_scores_rejects_an_answer_that_calls_the_package_by_name():
-    def delegating(query, keys, w_q, w_k, v):  # the notebook's `from helpers.attention import additive_scores`
+    def delegating(query, keys, w_q, w_k, v):  # the notebook's `from helpers.scores import additive_scores`
         return additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]
 
     _rejects(ch01.check_additive_scores(delegating), "additive_scores", "yourself")
 
     def through_the_module(query, keys, w_q, w_k, v):
-        return helpers.attention.additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]
+        return helpers.scores.additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]
 
     _rejects(ch01.check_additive_scores(through_the_module), "additive_scores", "yourself")
 
@@ -232,7 +232,7 @@ def test_additive_scores_rejects_an_answer_that_calls_the_package_by_name():
 
     _rejects(ch01.check_additive_scores(through_the_layer), "AdditiveAttention", "yourself")
     # the package is restored afterwards, and the honest answer still passes
-    assert helpers.attention.additive_scores is additive_scores
+    assert helpers.scores.additive_scores is additive_scores
     assert ch01.check_additive_scores(additive_solution).passed
 
 

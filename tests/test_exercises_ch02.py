@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 
-import helpers.attention as attention
-from helpers.attention import cosine_scores, dot_scores, neg_euclidean_scores
+import helpers.scores as scores
 from helpers.exercises import CheckResult, ch02
 from helpers.experiments import score_cost, score_learning
+from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores
 
 
 def _stub(*args):
@@ -106,7 +106,7 @@ def _cosine(q, k, eps=1e-8):
 def test_looped_reference_equals_the_helper():
     q, k = torch.randn(4, 3), torch.randn(5, 3)
     q[1] = 0
-    from helpers.attention import cosine_scores
+    from helpers.scores import cosine_scores
 
     torch.testing.assert_close(ch02.looped_cosine_scores(q, k), cosine_scores(q, k))
 
@@ -160,11 +160,11 @@ def test_why_additive_explains_each_wrong_option():
 def test_checkers_reject_answers_that_call_the_package_and_name_the_function():
     # the answers use module-level names, as a lab's top-level cells do
     _rejects(ch02.check_dot_scores(lambda q, k: dot_scores(q, k)), "helpers.dot_scores", "yourself")
-    _rejects(ch02.check_dot_scores(lambda q, k: attention.scaled_dot_scores(q, k) * math.sqrt(q.size(-1))),
+    _rejects(ch02.check_dot_scores(lambda q, k: scores.scaled_dot_scores(q, k) * math.sqrt(q.size(-1))),
              "scaled_dot_scores")
     _rejects(ch02.check_dot_flops(lambda L, S, E: score_cost.score_flops("dot", L, S, E)["flops"]), "score_flops")
     _rejects(ch02.check_euclidean_scores(lambda q, k: neg_euclidean_scores(q, k)), "neg_euclidean_scores")
-    _rejects(ch02.check_euclidean_scores(lambda q, k: attention.neg_euclidean_scores(q, k)), "neg_euclidean_scores")
+    _rejects(ch02.check_euclidean_scores(lambda q, k: scores.neg_euclidean_scores(q, k)), "neg_euclidean_scores")
     _rejects(ch02.check_vectorised_cosine(lambda q, k: cosine_scores(q, k)), "cosine_scores")
     _rejects(ch02.check_cosine_bound(lambda S: score_learning.cosine_weight_bound(S)), "cosine_weight_bound")
     # the package is restored afterwards

@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from helpers.attention import neg_euclidean_scores, scaled_dot_scores
 from helpers.experiments import recall
 from helpers.experiments.recall import RecallAttention, RecallConfig
 from helpers.experiments.score_learning import EXTRA_SCORES, LEARNING_SCORES, SCORE_RECALL, score_config
+from helpers.scores import neg_euclidean_scores, scaled_dot_scores
 from helpers.train import TrainingHistory
 
 

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from helpers.attention import dot_scores
 from helpers.experiments import score_cost
 from helpers.figures import score_cost as cost_figures
+from helpers.scores import dot_scores
 
 # --------------------------------------------------------------------------------------------
 # 3. Cost

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.attention import cosine_scores, dot_scores
 from helpers.experiments import score_geometry
 from helpers.figures import score_geometry as geometry_figures
+from helpers.scores import cosine_scores, dot_scores
 
 # --------------------------------------------------------------------------------------------
 # 1. Geometry

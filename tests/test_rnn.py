@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from helpers.attention import AdditiveAttention
 from helpers.rnn import Seq2SeqGRU
+from helpers.scores import AdditiveAttention
 from helpers.tasks import reverse_task
 from helpers.train import num_threads, set_seed
 

@@ -8,7 +8,8 @@ query ``(B, H, L, E)``, key ``(B, H_kv, S, E)``, value ``(B, H_kv, S, Ev)``; mod
 
 Modules (each public name is re-exported here):
 
-- :mod:`helpers.attention` -- score functions and scaled dot-product attention (chapters 2-3)
+- :mod:`helpers.scores` -- score functions: dot, scaled dot, cosine, distance, general, additive (chapter 2)
+- :mod:`helpers.attention` -- masked softmax and scaled dot-product attention (chapter 3)
 - :mod:`helpers.masks` -- boolean mask builders (chapter 5)
 - :mod:`helpers.multihead` -- multi-head, grouped-query and multi-query attention, KV cache (chapters 4, 6)
 - :mod:`helpers.positional` -- sinusoidal, learned, T5 relative, ALiBi, RoPE (chapter 6)
@@ -29,19 +30,20 @@ Not re-exported: :mod:`helpers.checks`, the input checks every module shares.
 """
 
 from .attention import *  # noqa: F401,F403
-from .masks import *  # noqa: F401,F403
-from .multihead import *  # noqa: F401,F403
-from .positional import *  # noqa: F401,F403
 from .blocks import *  # noqa: F401,F403
-from .models import *  # noqa: F401,F403
-from .rnn import *  # noqa: F401,F403
+from .chunked import *  # noqa: F401,F403
+from .diagnostics import *  # noqa: F401,F403
 from .efficient import *  # noqa: F401,F403
 from .efficient_linear import *  # noqa: F401,F403
-from .chunked import *  # noqa: F401,F403
+from .masks import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
-from .vision import *  # noqa: F401,F403
-from .diagnostics import *  # noqa: F401,F403
+from .models import *  # noqa: F401,F403
+from .multihead import *  # noqa: F401,F403
+from .positional import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .scores import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
 
 __version__ = "0.1.0"

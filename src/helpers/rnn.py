@@ -14,7 +14,7 @@ that one difference:
   ``logits_i = W_out [s_i; c_i]``;
 - ``c_i`` is the fixed summary ``[h_fwd_{S-1}; h_bwd_0]`` without attention (Bahdanau's
   "RNNencdec"), and ``sum_j alpha_ij h_j`` with ``alpha_i = softmax_j(v^T tanh(W_q s_{i-1} +
-  W_k h_j))`` with attention ("RNNsearch", :class:`~helpers.attention.AdditiveAttention`).
+  W_k h_j))`` with attention ("RNNsearch", :class:`~helpers.scores.AdditiveAttention`).
 
 Token conventions are those of :mod:`helpers.tasks` (``BOS_TOKEN`` starts decoding). This
 module holds the model only; training it and scoring it on a task are in
@@ -37,8 +37,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .attention import AdditiveAttention
 from .checks import check_positive_int
+from .scores import AdditiveAttention
 from .tasks import BOS_TOKEN
 
 __all__ = ["Seq2SeqGRU"]
@@ -156,7 +156,7 @@ class Seq2SeqGRU(nn.Module):
     def _attend(self, query: Tensor, keys: Tensor, states: Tensor) -> tuple[Tensor, Tensor]:
         """One step of additive attention, with the keys' projection ``W_k h_j`` computed once.
 
-        The formula and the parameters of :class:`~helpers.attention.AdditiveAttention`
+        The formula and the parameters of :class:`~helpers.scores.AdditiveAttention`
         (``self.attention``): ``alpha = softmax(v^T tanh(W_q s + W_k h))``, ``c = alpha h``. Calling
         that module at every decoder step would project the keys again each time, which costs
         more than the rest of the step; the tests check that both give the same numbers.

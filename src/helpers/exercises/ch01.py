@@ -28,10 +28,12 @@ import torch
 from torch import Tensor
 
 from helpers import attention as _attention
-from helpers.attention import AdditiveAttention, additive_scores, masked_softmax
+from helpers import scores as _scores
+from helpers.attention import masked_softmax
 from helpers.exercises import CheckResult
 from helpers.exercises.guard import package_disabled
 from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.scores import AdditiveAttention, additive_scores
 
 _SHAPE_HINT = (" (a shape mismatch: W_q is laid out like nn.Linear(E_q, A).weight, i.e. (A, E_q), so a "
                "query (B, E_q) is projected by query @ w_q.T)")
@@ -89,13 +91,13 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
 
     Returns:
         A :class:`~helpers.exercises.CheckResult`; compared with
-        :func:`helpers.attention.additive_scores`.
+        :func:`helpers.scores.additive_scores`.
     """
     query, keys, w_q, w_k, v = _additive_inputs()
     batch, length, hidden = keys.shape[0], keys.shape[1], v.shape[0]
     reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
     # the exercise is to write the score: the package's own versions are switched off while it runs
-    with package_disabled(_attention.additive_scores, AdditiveAttention.forward, namespaces=_namespaces(fn)):
+    with package_disabled(_scores.additive_scores, AdditiveAttention.forward, namespaces=_namespaces(fn)):
         result, failure = call_reader_function(fn, query, keys, w_q, w_k, v, shape_hint=_SHAPE_HINT)
     if failure is not None:
         return failure
@@ -114,7 +116,7 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
         return CheckResult(False, "your scores contain NaN or inf")
     if allclose(scores, reference):
         return CheckResult(True, "v^T tanh(W_q s + W_k h_j) for every encoder state: the same scores as "
-                                 "helpers.attention.additive_scores.")
+                                 "helpers.scores.additive_scores.")
     if allclose(scores, torch.softmax(reference, dim=-1)):
         return CheckResult(False, "you returned attention weights (a softmax was applied): return the raw scores; "
                                   "the softmax comes next, after masking the padded positions")

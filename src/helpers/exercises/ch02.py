@@ -29,12 +29,12 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
-from helpers.attention import cosine_scores, dot_scores, neg_euclidean_scores, scaled_dot_scores
 from helpers.exercises import CheckResult
 from helpers.exercises.guard import package_disabled
 from helpers.exercises.reader import allclose, as_tensor, call_reader_function
 from helpers.experiments import score_cost, score_learning
 from helpers.experiments.recall import RecallConfig, train_recall
+from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores, scaled_dot_scores
 from helpers.train import num_threads
 
 __all__ = [
@@ -90,8 +90,8 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
 
     Tried on ``(B, H, L, E)`` queries and ``(B, H, S, E)`` keys with ``L != S``, then on plain
     ``(L, E)``/``(S, E)`` matrices (the same line of code must work for any number of leading
-    dimensions). Compared with :func:`helpers.attention.dot_scores`, which the answer may not call
-    (nor :func:`~helpers.attention.scaled_dot_scores`).
+    dimensions). Compared with :func:`helpers.scores.dot_scores`, which the answer may not call
+    (nor :func:`~helpers.scores.scaled_dot_scores`).
 
     Args:
         fn: The reader's function.
@@ -218,10 +218,10 @@ def _reader_scores(fn: Any, query: Tensor, key: Tensor,
 def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``fn(query, key) -> scores`` built from Euclidean distance, to be fed to softmax.
 
-    The reference is :func:`helpers.attention.neg_euclidean_scores`, ``-|q_i - k_j|^2``: larger
+    The reference is :func:`helpers.scores.neg_euclidean_scores`, ``-|q_i - k_j|^2``: larger
     for nearer keys, 0 for a key equal to the query. Scores that differ from it by a constant
     per query (e.g. ``2 q.k - |k|^2``) give the same softmax weights and are accepted, with a note.
-    The answer may not call :func:`~helpers.attention.neg_euclidean_scores`.
+    The answer may not call :func:`~helpers.scores.neg_euclidean_scores`.
 
     Args:
         fn: The reader's function.
@@ -267,7 +267,7 @@ def looped_cosine_scores(query: Tensor, key: Tensor, eps: float = 1e-8) -> Tenso
     """Cosine similarity of every query with every key, one pair at a time (the slow reference).
 
     A vector whose norm is below ``eps`` is divided by ``eps`` instead (so a zero vector scores 0),
-    as in :func:`helpers.attention.cosine_scores`.
+    as in :func:`helpers.scores.cosine_scores`.
 
     Shape:
         query ``(L, E)``, key ``(S, E)`` -> ``(L, S)``.
@@ -298,10 +298,10 @@ def _best_of(fn: Callable[[], Any], repeats: int = 3) -> float:
 def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_size: int = 64) -> CheckResult:
     """Check ``fn(query, key) -> scores``, a vectorised :func:`looped_cosine_scores`.
 
-    Compared with :func:`helpers.attention.cosine_scores` on ``(L, E)``/``(S, E)`` inputs that
+    Compared with :func:`helpers.scores.cosine_scores` on ``(L, E)``/``(S, E)`` inputs that
     include a zero vector (which must score 0, not NaN), then timed against the pair loop at
     ``L = S = speed_size``: it must be at least 10 times faster. The answer may not call
-    :func:`~helpers.attention.cosine_scores`.
+    :func:`~helpers.scores.cosine_scores`.
 
     Args:
         fn: The reader's function.
@@ -382,7 +382,7 @@ _ADDITIVE_FEEDBACK: dict[str, tuple[bool, str]] = {
                 "A numbers per pair (L·S·A in all), so its memory traffic and its tanh calls are A times the "
                 "number of scores, and the last step (· v) is a matrix-vector product that cannot use the fast "
                 "matrix-multiply kernels."),
-    "c": (False, "helpers.attention.additive_scores has no Python loop: it broadcasts (L, 1, A) + (1, S, A). The table "
+    "c": (False, "helpers.scores.additive_scores has no Python loop: it broadcasts (L, 1, A) + (1, S, A). The table "
                  "shows the difference: the loop over pairs is slower still, and grows with L·S times Python's "
                  "per-call overhead."),
     "d": (False, "partly: tanh is costlier than a multiply-add, but it is applied L·S·A times only because of the "

@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 
 from helpers import attention as _attention
+from helpers import scores as _scores
 from helpers.attention import scaled_dot_product_attention
 from helpers.diagnostics import softmax_jacobian, softmax_jacobian_norm
 from helpers.exercises import CheckResult
@@ -132,7 +133,7 @@ def check_predicted_variance(answer: Any, *, d_k: int = 64, sigma: float = 0.5) 
 # --------------------------------------------------------------------------------------------
 
 _LAYOUTS = [(512, 8, 8), (768, 12, 12), (256, 16, 4), (64, 4, 1), (96, 1, 1)]
-_SCALE_SOURCES = (logit_scale_of, _attention.scaled_dot_scores, _attention.scaled_dot_product_attention,
+_SCALE_SOURCES = (logit_scale_of, _scores.scaled_dot_scores, _attention.scaled_dot_product_attention,
                   MultiHeadAttention)
 
 
@@ -224,7 +225,7 @@ def buggy_multihead_attention(x: Tensor, layer: MultiHeadAttention) -> Tensor:
 
 
 _ATTENTION_IMPLEMENTATIONS = (MultiHeadAttention, _attention.scaled_dot_product_attention, _attention.attention_weights,
-                              _attention.scaled_dot_scores)
+                              _scores.scaled_dot_scores)
 
 
 def _attention_with(x: Tensor, layer: MultiHeadAttention, scale: float) -> Tensor:
@@ -533,7 +534,7 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
     A learning rate is usable when *every* seed's final accuracy reaches ``sweep.threshold``
     (one seed in three failing is a learning rate nobody can rely on). The function is tried on a
     made-up sweep where the mean over seeds and the worst seed disagree, then on the lab's
-    ``sweep``; :meth:`LearningRateSweep.usable` is switched off meanwhile. ``prediction``, written
+    ``sweep``; :meth:`~helpers.experiments.scale_training.LearningRateSweep.usable` is switched off meanwhile. ``prediction``, written
     before the runs, is ``{"scaled": n, "no scale": m}``: how many of ``sweep.lrs`` each head
     can use. A wrong prediction does not fail the exercise; the verdict says how far off it was.
 
@@ -543,7 +544,7 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
         prediction: The reader's prediction.
 
     Returns:
-        The verdict: a missing prediction, the mean over seeds, a threshold on steps to target...
+        The verdict, which names a missing prediction, the mean over seeds, a threshold on steps to target...
     """
     count = len(sweep.lrs)
     if (not isinstance(prediction, dict) or set(prediction) != {"scaled", "no scale"}

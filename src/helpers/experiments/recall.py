@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from ..attention import additive_scores, cosine_scores, dot_scores, general_scores, masked_softmax, neg_euclidean_scores
+from ..attention import masked_softmax
 from ..checks import check_int, check_positive_int
+from ..scores import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
 from ..tasks import associative_recall_task
 from ..train import TrainingHistory, num_threads, set_seed, token_accuracy, train
 
@@ -47,7 +48,7 @@ SCORE_FUNCTIONS: tuple[str, ...] = ("dot", "cosine", "neg_euclidean", "general",
 """The score functions :class:`RecallAttention` can use, from :mod:`helpers.attention` (chapter 2)."""
 
 SLOTS: tuple[str, ...] = ("pairs", "tokens")
-"""The two ways of laying out the memory (see :attr:`RecallConfig.slots`)."""
+"""The two ways of laying out the memory (see ``RecallConfig.slots``)."""
 
 TEST_SEED = 2**31 - 1
 """Seed of the held-out sequences; no training batch of a default run uses it."""
@@ -110,7 +111,7 @@ class RecallConfig:
 
     @property
     def initial_scale(self) -> float:
-        """The factor on the scores at the start, which is :attr:`scale` or the default for :attr:`score`."""
+        """The factor on the scores at the start, which is ``scale`` or the default for ``score``."""
         if self.scale is not None:
             return float(self.scale)
         return 1 / math.sqrt(self.head_dim) if self.score == "dot" else 1.0
@@ -125,7 +126,7 @@ class RecallConfig:
         return self._batch(self.batch_size, self.data_seed + 1_000_003 * seed + step)
 
     def test_set(self) -> tuple[Tensor, Tensor]:
-        """The :attr:`num_test` held-out sequences, ``(N, 2P + 1)``, and their answers ``(N,)``."""
+        """The ``num_test`` held-out sequences, ``(N, 2P + 1)``, and their answers ``(N,)``."""
         return self._batch(self.num_test, TEST_SEED)
 
     def _batch(self, size: int, seed: int) -> tuple[Tensor, Tensor]:
@@ -148,11 +149,11 @@ class RecallAttention(nn.Module):
 
     Only the scores change between the models the book compares:
 
-    - ``score``: ``"dot"`` (:func:`~helpers.attention.dot_scores`), ``"cosine"``
-      (:func:`~helpers.attention.cosine_scores`), ``"neg_euclidean"``
-      (:func:`~helpers.attention.neg_euclidean_scores`), ``"general"``
-      (:func:`~helpers.attention.general_scores`, a learned ``W`` per model) or ``"additive"``
-      (:func:`~helpers.attention.additive_scores`, learned ``W_q, W_k, v``). Chapter 2.
+    - ``score``: ``"dot"`` (:func:`~helpers.scores.dot_scores`), ``"cosine"``
+      (:func:`~helpers.scores.cosine_scores`), ``"neg_euclidean"``
+      (:func:`~helpers.scores.neg_euclidean_scores`), ``"general"``
+      (:func:`~helpers.scores.general_scores`, a learned ``W`` per model) or ``"additive"``
+      (:func:`~helpers.scores.additive_scores`, learned ``W_q, W_k, v``). Chapter 2.
     - ``scale``: a factor on the scores, ``None`` for the usual one (``1/sqrt(head_dim)`` for
       ``"dot"``, the Transformer's scaled dot product; 1 for the others), ``1.0`` for none,
       anything else for a fixed temperature (e.g. ``1/sqrt(d_model)``, the multi-head bug).

@@ -28,7 +28,7 @@ __all__ = ["SCALE_RECALL", "SEEDS", "STOP_AFTER_TARGET", "recall_config", "train
            "LearningRateSweep", "learning_rate_sweep"]
 
 SCALE_RECALL = RecallConfig()
-"""Chapter 3's recall runs: 8 pairs of 16 keys and 16 values, one dot-product head over the 8
+"""Chapter 3's recall runs, 8 pairs of 16 keys and 16 values, one dot-product head over the 8
 pairs, batches of 64 from data seed 1234, 90% as the target; :func:`recall_config` sets the rest."""
 
 #: The two runs every comparison of this chapter makes: the label and the factor on ``q . k``

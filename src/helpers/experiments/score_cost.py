@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..attention import (
+from ..scores import (
     additive_scores,
     cosine_scores,
     dot_scores,
@@ -108,7 +108,7 @@ def flops_table(L: int, S: int, E: int, A: int | None = None) -> list[dict[str, 
 def loop_dot_scores_python(query: Tensor, key: Tensor) -> Tensor:
     """Dot-product scores with three nested Python loops over plain floats (the slowest way).
 
-    The same arithmetic as :func:`helpers.attention.dot_scores`: ``2 L S E`` operations, each
+    The same arithmetic as :func:`helpers.scores.dot_scores`: ``2 L S E`` operations, each
     one a Python bytecode round trip.
 
     Shape:
@@ -200,7 +200,7 @@ def time_score_functions(
 ) -> CostTable:
     """Measure the time of all-queries-against-all-keys scores at growing ``L = S = n``.
 
-    Methods: dot products as one matrix product (:func:`helpers.attention.dot_scores`), with a
+    Methods: dot products as one matrix product (:func:`helpers.scores.dot_scores`), with a
     Python loop over queries, over pairs and over plain floats (:func:`loop_dot_scores_rows`,
     :func:`loop_dot_scores_pairs`, :func:`loop_dot_scores_python`), and the other score functions
     of :mod:`helpers.attention` (cosine, negative squared Euclidean, general, additive). Each time

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..attention import additive_scores, cosine_scores, dot_scores, general_scores, masked_softmax, neg_euclidean_scores
+from ..attention import masked_softmax
+from ..scores import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
 
 __all__ = [
     "EXPLORER_ROWS", "GeometrySetup", "GeometryState", "GeometryGrid", "explorer_setup", "query_vector",
@@ -121,9 +122,9 @@ class GeometryState:
 def geometry_state(angle_deg: float, norm: float, setup: GeometrySetup | None = None) -> GeometryState:
     """Scores and softmax weights of one 2-D query against the explorer's keys.
 
-    Uses :func:`helpers.attention.dot_scores`, :func:`~helpers.attention.cosine_scores`,
-    :func:`~helpers.attention.neg_euclidean_scores`, :func:`~helpers.attention.additive_scores`
-    and :func:`~helpers.attention.general_scores`, and :func:`~helpers.attention.masked_softmax`
+    Uses :func:`helpers.scores.dot_scores`, :func:`~helpers.scores.cosine_scores`,
+    :func:`~helpers.scores.neg_euclidean_scores`, :func:`~helpers.scores.additive_scores`
+    and :func:`~helpers.scores.general_scores`, and :func:`~helpers.attention.masked_softmax`
     for the weights.
 
     Args:

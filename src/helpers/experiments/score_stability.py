@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..attention import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
+from ..scores import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
 
 __all__ = ["STABILITY_SCORES", "StabilityResult", "stability_at_init"]
 

@@ -15,7 +15,7 @@ def variance_figure(sweeps: dict[str, VarianceSweep]) -> go.Figure:
     """Measured ``Var(q . k)``, its closed form and the scaled variance, with a slider over the inputs.
 
     Args:
-        sweeps: Distribution name -> :class:`VarianceSweep`, all over the same sizes.
+        sweeps: Distribution name -> :class:`~helpers.experiments.dot_variance.VarianceSweep`, all over the same sizes.
 
     Returns:
         A :func:`helpers.viz.line_sweep` figure (log-log).
