@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from .blocks import TransformerBlock
 from .multihead import KVCache
-from .positional import LearnedPositionalEmbedding, RotaryEmbedding, alibi_bias, sinusoidal_encoding
+from .positional import LearnedPositionalEmbedding, RotaryEmbedding, T5RelativeBias, alibi_bias, sinusoidal_encoding
 
 __all__ = [
     "TinyConfig",
@@ -36,7 +36,7 @@ __all__ = [
     "TinyEncoderDecoder",
 ]
 
-_POSITIONAL = ("learned", "sinusoidal", "rope", "alibi", "none")
+_POSITIONAL = ("learned", "sinusoidal", "rope", "alibi", "t5", "none")
 
 
 @dataclass
@@ -53,7 +53,7 @@ class TinyConfig:
     dropout: float = 0.0  # dropout on attention weights, FFN and residual branches
     norm_first: bool = True  # Pre-LN (True) or Post-LN (False)
     activation: str = "gelu"  # "gelu" or "relu" in the feed-forward network
-    positional: str = "learned"  # "learned", "sinusoidal", "rope", "alibi" or "none"
+    positional: str = "learned"  # "learned", "sinusoidal", "rope", "alibi", "t5" (relative bias) or "none"
 
 
 class ModelOutput(NamedTuple):
@@ -81,6 +81,7 @@ class _TinyStack(nn.Module):
         self.token_embedding = nn.Embedding(config.vocab_size, config.embed_dim)
         self.position_embedding = None
         self.rope = None
+        self.relative_bias = None
         if config.positional == "learned":
             self.position_embedding = LearnedPositionalEmbedding(config.max_positions, config.embed_dim)
         elif config.positional == "sinusoidal":
@@ -89,6 +90,8 @@ class _TinyStack(nn.Module):
             )
         elif config.positional == "rope":
             self.rope = RotaryEmbedding(config.embed_dim // config.num_heads)
+        elif config.positional == "t5":  # one learned bias per (bucket, head), shared by all layers as in T5
+            self.relative_bias = T5RelativeBias(config.num_heads, bidirectional=not is_causal)
         self.dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(
@@ -133,6 +136,8 @@ class _TinyStack(nn.Module):
             attn_mask = alibi_bias(
                 self.config.num_heads, length, past + length, is_causal=self.is_causal, device=x.device
             )
+        elif self.relative_bias is not None:  # (1, H, L, S) learned bias; queries at past .. past + L - 1
+            attn_mask = self.relative_bias(length, past + length, query_offset=past)
 
         self_weights, cross_weights = [], []
         for i, block in enumerate(self.blocks):

@@ -1,0 +1,273 @@
+"""Experiments of chapter 6.5: attention has no positions of its own.
+
+- :func:`permutation_gaps`: shuffle the input of an attention layer (and of a whole encoder)
+  without positions and the output is shuffled the same way; a causal mask breaks this.
+- :func:`order_task_runs`: an encoder without positions cannot learn a task that depends on
+  order (reversal); with learned positions it can.
+- :func:`rope_offset_gap`: RoPE's score ``<R_m q, R_n k>`` depends only on ``m - n``.
+- :func:`extrapolation_runs`: the same tiny decoder trained on sequences of length ``L`` with each
+  position encoding, evaluated per position on sequences up to ``4 L`` (train short, test long;
+  Press et al., 2022; Kazemnejad et al., 2023).
+
+All seeded and sized for a 2-core CPU (one thread).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from helpers.models import TinyConfig, TinyEncoder, TinyGPT
+from helpers.multihead import MultiHeadAttention
+from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb
+from helpers.tasks import reverse_task
+from helpers.train import num_threads, set_seed, train
+
+__all__ = [
+    "ENCODINGS",
+    "permutation_gaps",
+    "OrderRun",
+    "order_task_runs",
+    "rope_offset_gap",
+    "rope_scores_by_offset",
+    "recurrence_sequences",
+    "ExtrapolationRun",
+    "extrapolation_runs",
+    "mean_spread",
+]
+
+ENCODINGS = ("none", "sinusoidal", "learned", "t5", "alibi", "rope")
+"""The position encodings compared, in the order of the figures."""
+
+
+def mean_spread(values: list[float]) -> tuple[float, float, float]:
+    """``(mean, min, max)`` of a list of per-seed results."""
+    return statistics.fmean(values), min(values), max(values)
+
+
+@torch.no_grad()
+def permutation_gaps(*, seed: int = 0, length: int = 10, embed_dim: int = 32) -> dict[str, float]:
+    """Max ``|f(x)[perm] - f(x[perm])|`` for attention layers and a tiny encoder without positions.
+
+    Returns:
+        ``{"attention layer": ..., "encoder without positions": ..., "encoder with learned
+        positions": ..., "causal attention layer": ...}``: float32 rounding for the first two,
+        order one for the last two (they see positions).
+    """
+    set_seed(seed)
+    layer = MultiHeadAttention(embed_dim, 4).eval()
+    encoder = TinyEncoder(TinyConfig(vocab_size=16, embed_dim=embed_dim, positional="none")).eval()
+    positioned = TinyEncoder(TinyConfig(vocab_size=16, embed_dim=embed_dim, positional="learned")).eval()
+    with torch.no_grad():  # larger position vectors than the 0.02 init, so that they matter
+        positioned.stack.position_embedding.weight.normal_(0.0, 1.0)
+    x = torch.randn(2, length, embed_dim)  # (B, L, D)
+    tokens = torch.randint(0, 16, (2, length))  # (B, L)
+    perm = torch.randperm(length)
+    return {
+        "attention layer": (layer(x)[0][:, perm] - layer(x[:, perm])[0]).abs().max().item(),
+        "encoder without positions": (
+            encoder(tokens).output[:, perm] - encoder(tokens[:, perm]).output).abs().max().item(),
+        "encoder with learned positions": (
+            positioned(tokens).output[:, perm] - positioned(tokens[:, perm]).output).abs().max().item(),
+        "causal attention layer": (layer(x, is_causal=True)[0][:, perm]
+                                   - layer(x[:, perm], is_causal=True)[0]).abs().max().item(),
+    }
+
+
+@dataclass
+class OrderRun:
+    """One training run of the reversal task."""
+
+    positional: str
+    seed: int
+    accuracy: float  # held-out token accuracy
+
+
+def order_task_runs(
+    positionals: tuple[str, ...] = ("none", "learned"),
+    seeds: tuple[int, ...] = (0, 1, 2),
+    *,
+    seq_len: int = 8,
+    vocab_size: int = 8,
+    steps: int = 200,
+    batch: int = 64,
+) -> dict[str, list[OrderRun]]:
+    """Trains a 1-layer encoder to reverse a sequence, with and without positions.
+
+    Without positions the encoder's output at a position is a function of its own token and of
+    the *set* of tokens: it cannot know where to copy from.
+    """
+    runs: dict[str, list[OrderRun]] = {}
+    test_x, test_y = reverse_task(512, seq_len, vocab_size, seed=10_000)
+    with num_threads(1):
+        for positional in positionals:
+            for seed in seeds:
+                set_seed(seed)
+                config = TinyConfig(vocab_size=vocab_size, embed_dim=32, num_heads=2, num_layers=1,
+                                    max_positions=seq_len, positional=positional)
+                model = TinyEncoder(config, num_outputs=vocab_size)
+
+                def make_batch(step: int, seed: int = seed) -> tuple[Tensor, Tensor]:
+                    return reverse_task(batch, seq_len, vocab_size, seed=seed * 100_000 + step)
+
+                train(_LogitsOnly(model), make_batch, steps=steps, lr=3e-3, accuracy_fn=None, seed=seed)
+                model.eval()
+                with torch.no_grad():
+                    pred = model(test_x).output.argmax(-1)  # (N, L)
+                runs.setdefault(positional, []).append(
+                    OrderRun(positional, seed, (pred == test_y).float().mean().item()))
+    return runs
+
+
+class _LogitsOnly(torch.nn.Module):
+    """Wraps a tiny model so that the training loop gets ``(logits, None)``."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        return self.model(tokens).output  # (B, L, V)
+
+
+@torch.no_grad()
+def rope_offset_gap(*, head_dim: int = 64, max_position: int = 512, seed: int = 0) -> float:
+    """Max change of ``<R_m q, R_n k>`` when both positions are shifted by the same amount.
+
+    For random ``q, k`` and pairs ``(m, n)``, compares the score at ``(m, n)`` with the score at
+    ``(m + s, n + s)`` for many shifts ``s``; the result is float32 rounding.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, 1, 1, head_dim, generator=gen)  # (B, H, 1, E)
+    k = torch.randn(1, 1, 1, head_dim, generator=gen)
+    rope = RotaryEmbedding(head_dim)
+    cos, sin = rope(max_position)  # (1, P, E)
+    q_all, k_all = apply_rotary_pos_emb(q.expand(1, 1, max_position, head_dim),
+                                        k.expand(1, 1, max_position, head_dim), cos, sin)  # (1, 1, P, E)
+    scores = (q_all[0, 0] @ k_all[0, 0].T).double()  # (P, P): scores[m, n] = <R_m q, R_n k>
+    reference = (q[0, 0, 0] @ k[0, 0, 0]).item()
+    gaps = []
+    for offset in range(-64, 65, 8):  # every diagonal m - n = offset holds one value
+        diagonal = torch.diagonal(scores, offset=-offset)
+        gaps.append((diagonal - diagonal[0]).abs().max().item())
+    assert abs(scores[0, 0].item() - reference) < 1e-4
+    return max(gaps)
+
+
+@torch.no_grad()
+def rope_scores_by_offset(*, head_dim: int = 64, max_offset: int = 256, seed: int = 0,
+                          num_pairs: int = 256) -> tuple[list[int], list[float], list[float]]:
+    """Mean ``<R_m q, R_n q> / E`` over random ``q`` (a key equal to the query), against ``m - n``.
+
+    Returns offsets, the mean score for identical ``q = k`` (RoPE's long-term decay, Su et al.
+    section 3.4.3) and the same without RoPE (flat).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(num_pairs, head_dim, generator=gen)  # (N, E): q = k, the best-matching key
+    rope = RotaryEmbedding(head_dim)
+    offsets = list(range(0, max_offset + 1, 4))
+    cos, sin = rope(torch.tensor(offsets))  # (1, O, E)
+    base = q[None, None].expand(1, 1, num_pairs, head_dim)
+    rotated = []
+    for i in range(len(offsets)):
+        qi, _ = apply_rotary_pos_emb(base, base, cos[:, i:i + 1].expand(1, num_pairs, head_dim),
+                                     sin[:, i:i + 1].expand(1, num_pairs, head_dim))
+        rotated.append(qi[0, 0])  # (N, E): q rotated by offset i (key at position 0)
+    with_rope = [float((r * q).sum(-1).mean() / head_dim) for r in rotated]
+    without = [float((q * q).sum(-1).mean() / head_dim)] * len(offsets)
+    return offsets, with_rope, without
+
+
+def recurrence_sequences(
+    num: int, length: int, vocab_size: int, *, seed: int, lags: tuple[int, ...] = (1, 3)
+) -> Tensor:
+    """Sequences where ``x_t = (sum of x_{t-lag} over lags) mod V`` after ``max(lags)`` random tokens.
+
+    The default is ``x_t = (x_{t-1} + x_{t-3}) mod V``.
+
+    Predicting ``x_t`` needs the tokens exactly one and three places back: a task about relative
+    position, the same at every length.
+
+    Shape:
+        output: ``(num, length)``
+    """
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.zeros(num, length, dtype=torch.long)
+    first = max(lags)
+    x[:, :first] = torch.randint(0, vocab_size, (num, first), generator=gen)
+    for t in range(first, length):
+        x[:, t] = sum(x[:, t - lag] for lag in lags) % vocab_size
+    return x
+
+
+@dataclass
+class ExtrapolationRun:
+    """One tiny decoder trained on length ``train_len``, evaluated per position at ``test_len``."""
+
+    positional: str
+    seed: int
+    train_len: int
+    per_position: list[float] = field(default_factory=list)  # accuracy of predicting x_{t+1}, t = 0..test_len-2
+    seconds: float = 0.0
+
+    def accuracy(self, start: int, stop: int) -> float:
+        """Mean accuracy over predicted positions ``start .. stop - 1`` (target index)."""
+        values = self.per_position[start - 1:stop - 1]
+        return statistics.fmean(values)
+
+
+def extrapolation_runs(
+    encodings: tuple[str, ...] = ENCODINGS,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    *,
+    train_len: int = 16,
+    test_len: int = 64,
+    vocab_size: int = 8,
+    steps: int = 300,
+    batch: int = 32,
+    embed_dim: int = 32,
+    num_layers: int = 2,
+    num_test: int = 256,
+    lags: tuple[int, ...] = (3,),
+    lr: float = 3e-3,
+) -> dict[str, list[ExtrapolationRun]]:
+    """Train short, test long: one tiny causal decoder per encoding and seed.
+
+    Every model sees only sequences of ``train_len`` tokens; it is evaluated on ``num_test``
+    sequences of ``test_len`` tokens, and the accuracy of its next-token prediction is recorded
+    at every position (the first ``max(lags)`` tokens are random and excluded from the loss).
+    The default task, ``x_t = x_{t-3}`` over 8 symbols, needs one relative offset and nothing
+    else: whatever an encoding learns about "three back" at length 16 should hold at any length.
+    """
+    import time
+
+    test = recurrence_sequences(num_test, test_len, vocab_size, seed=99_999, lags=lags)
+    first = max(lags)
+    runs: dict[str, list[ExtrapolationRun]] = {}
+    with num_threads(1):
+        for positional in encodings:
+            for seed in seeds:
+                start = time.process_time()
+                set_seed(seed)
+                config = TinyConfig(vocab_size=vocab_size, embed_dim=embed_dim, num_heads=4, num_layers=num_layers,
+                                    max_positions=test_len, positional=positional)
+                model = TinyGPT(config)
+
+                def make_batch(step: int, seed: int = seed) -> tuple[Tensor, Tensor]:
+                    x = recurrence_sequences(batch, train_len, vocab_size, seed=seed * 1_000_003 + step, lags=lags)
+                    targets = x[:, 1:].clone()
+                    targets[:, :first - 1] = -100  # x_1 .. x_{first-1} are random: not predictable, not in the loss
+                    return x[:, :-1], targets
+
+                train(_LogitsOnly(model), make_batch, steps=steps, lr=lr, accuracy_fn=None, seed=seed,
+                      warmup_steps=20)
+                model.eval()
+                with torch.no_grad():
+                    pred = model(test[:, :-1]).output.argmax(-1)  # (N, T - 1)
+                per_position = (pred == test[:, 1:]).float().mean(0).tolist()
+                runs.setdefault(positional, []).append(ExtrapolationRun(
+                    positional, seed, train_len, per_position, time.process_time() - start))
+    return runs

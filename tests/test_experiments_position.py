@@ -1,0 +1,97 @@
+"""Chapter 6.5 (position): the T5 option of the tiny models and the experiments of the page."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers.experiments import position as pos
+from helpers.figures import position as fig
+from helpers.models import TinyConfig, TinyEncoder, TinyGPT
+from helpers.positional import T5RelativeBias
+
+TOL = dict(atol=1e-5, rtol=1e-5)
+
+
+def t5_gpt() -> TinyGPT:
+    torch.manual_seed(0)
+    model = TinyGPT(TinyConfig(vocab_size=11, embed_dim=32, num_heads=4, positional="t5")).eval()
+    with torch.no_grad():  # larger weights than the 0.02 init, so that outputs vary with the input
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, 0.3)
+    return model
+
+
+def test_t5_gpt_is_causal_and_its_bias_is_a_trained_parameter() -> None:
+    model = t5_gpt()
+    assert isinstance(model.stack.relative_bias, T5RelativeBias) and not model.stack.relative_bias.bidirectional
+    tokens = torch.randint(0, 11, (2, 8), generator=torch.Generator().manual_seed(1))
+    changed = tokens.clone()
+    changed[:, 5:] = (changed[:, 5:] + 1) % 11
+    torch.testing.assert_close(model(tokens).output[:, :5], model(changed).output[:, :5], atol=0, rtol=0)
+    model(tokens).output.sum().backward()
+    assert model.stack.relative_bias.relative_attention_bias.weight.grad.abs().sum() > 0
+
+
+def test_t5_gpt_kv_cache_logits_equal_full_forward_and_generation_matches() -> None:
+    model = t5_gpt()
+    tokens = torch.randint(0, 11, (2, 9), generator=torch.Generator().manual_seed(2))
+    full = model(tokens).output
+    caches = model.new_kv_caches()
+    prefill = model(tokens[:, :4], kv_caches=caches).output
+    steps = [model(tokens[:, t:t + 1], kv_caches=caches).output for t in range(4, 9)]
+    torch.testing.assert_close(torch.cat([prefill, *steps], dim=1), full, **TOL)
+    prompt = tokens[:, :3]
+    torch.testing.assert_close(model.generate(prompt, 10, use_cache=True), model.generate(prompt, 10, use_cache=False),
+                               atol=0, rtol=0)
+
+
+def test_t5_encoder_is_bidirectional_and_sees_order() -> None:
+    torch.manual_seed(0)
+    encoder = TinyEncoder(TinyConfig(vocab_size=11, embed_dim=32, positional="t5")).eval()
+    assert encoder.stack.relative_bias.bidirectional
+    with torch.no_grad():
+        encoder.stack.relative_bias.relative_attention_bias.weight.normal_(0.0, 2.0)
+    tokens = torch.randint(0, 11, (1, 8), generator=torch.Generator().manual_seed(3))
+    perm = torch.randperm(8, generator=torch.Generator().manual_seed(4))
+    gap = (encoder(tokens).output[:, perm] - encoder(tokens[:, perm]).output).abs().max()
+    assert gap > 1e-2  # a relative bias breaks permutation equivariance
+
+
+def test_attention_without_positions_is_permutation_equivariant_and_positions_break_it() -> None:
+    gaps = pos.permutation_gaps(seed=1)
+    assert gaps["attention layer"] < 1e-5 and gaps["encoder without positions"] < 1e-5
+    assert gaps["encoder with learned positions"] > 0.1 and gaps["causal attention layer"] > 0.1
+    assert "attention layer" in fig.gaps_table(gaps)
+
+
+def test_rope_score_depends_only_on_the_offset_and_decays() -> None:
+    assert pos.rope_offset_gap(head_dim=32, max_position=128) < 1e-4
+    offsets, with_rope, without = pos.rope_scores_by_offset(head_dim=32, max_offset=128, num_pairs=64)
+    assert len(offsets) == len(with_rope) == len(without)
+    assert abs(with_rope[0] - without[0]) < 1e-4 and with_rope[-1] < 0.6 * with_rope[0]
+
+
+def test_recurrence_sequences_follow_their_rule() -> None:
+    x = pos.recurrence_sequences(5, 20, 8, seed=0, lags=(1, 3))
+    assert torch.equal(x[:, 3:], (x[:, 2:-1] + x[:, :-3]) % 8)
+    y = pos.recurrence_sequences(5, 20, 8, seed=0, lags=(3,))
+    assert torch.equal(y[:, 3:], y[:, :-3])
+    assert torch.equal(y, pos.recurrence_sequences(5, 20, 8, seed=0, lags=(3,)))  # seeded
+
+
+def test_extrapolation_runs_record_one_accuracy_per_position() -> None:
+    runs = pos.extrapolation_runs(("alibi", "learned"), (0,), train_len=8, test_len=16, steps=5, num_test=8)
+    for name in ("alibi", "learned"):
+        (run,) = runs[name]
+        assert len(run.per_position) == 15 and all(0.0 <= a <= 1.0 for a in run.per_position)
+        assert 0.0 <= run.accuracy(3, 8) <= 1.0
+    assert "positions 3–7" in fig.extrapolation_table(runs, [(3, 8), (8, 16)])
+    assert len(fig.extrapolation_figure(runs, 8).data) == 4
+
+
+def test_order_task_runs_return_one_result_per_seed() -> None:
+    runs = pos.order_task_runs(("none",), (0, 1), steps=3)
+    assert [r.seed for r in runs["none"]] == [0, 1] and all(0 <= r.accuracy <= 1 for r in runs["none"])
+    assert "none" in fig.order_table(runs)
+    assert len(fig.relative_bias_figure().data) == 9
