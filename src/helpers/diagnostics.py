@@ -33,6 +33,7 @@ __all__ = [
     "softmax_jacobian_norm",
     "GradientNormTracker",
     "attention_rollout",
+    "norm_weighted_attention",
 ]
 
 
@@ -337,3 +338,48 @@ def attention_rollout(
             fused = fused / fused.sum(-1, keepdim=True)
         rollout = fused if rollout is None else fused @ rollout  # (B, L, L) x (B, L, L) -> (B, L, L)
     return rollout
+
+
+def norm_weighted_attention(weights: Tensor, values: Tensor, output_weight: Tensor | None = None) -> Tensor:
+    """How much each attended token actually moves the output: ``||alpha_ij f(x_j)||``.
+
+    A head's output for query ``i`` is ``sum_j alpha_ij f(x_j)`` with ``f(x_j) = v_j W^O_h`` (the
+    value vector carried through the head's block of the output projection). A large weight on a
+    token whose transformed vector is short adds almost nothing: Kobayashi et al. (2020),
+    "Attention is Not Only a Weight", show that BERT's heavy attention to [CLS], [SEP] and
+    punctuation mostly carries such short vectors. This returns ``alpha_ij * ||f(x_j)||`` per
+    head; divide by its row sum to compare it with the weights. Explained in chapter 6.
+
+    Args:
+        weights: Attention weights ``alpha`` of each head.
+        values: Each head's value vectors ``v_j``.
+        output_weight: The output projection's weight, as ``nn.Linear`` stores it
+            (``(D, H * E)``); head ``h`` uses columns ``h*E .. (h+1)*E - 1``. ``None`` uses
+            ``||v_j||`` alone.
+
+    Returns:
+        ``alpha_ij * ||f(x_j)||`` in float32.
+
+    Shape:
+        weights: ``(B, H, L, S)``; values: ``(B, H, S, E)``; output_weight: ``(D, H * E)``;
+        output: ``(B, H, L, S)``.
+    """
+    check_tensor("weights", weights, min_dim=4)
+    check_tensor("values", values, min_dim=4)
+    if weights.dim() != 4 or values.dim() != 4 or weights.shape[:2] != values.shape[:2] \
+            or weights.shape[-1] != values.shape[-2]:
+        raise ValueError(
+            f"weights must be (B, H, L, S) and values (B, H, S, E) with the same B, H and S; "
+            f"got weights {tuple(weights.shape)} and values {tuple(values.shape)}"
+        )
+    v = values.float()
+    if output_weight is not None:
+        heads, head_dim = values.shape[1], values.shape[-1]
+        if output_weight.dim() != 2 or output_weight.shape[1] != heads * head_dim:
+            raise ValueError(
+                f"output_weight must be (D, H * E) = (D, {heads * head_dim}), got {tuple(output_weight.shape)}"
+            )
+        blocks = output_weight.float().T.reshape(heads, head_dim, -1)  # (H, E, D): head h's rows of W^O
+        v = torch.einsum("bhse,hed->bhsd", v, blocks)  # (B, H, S, E) x (H, E, D) -> (B, H, S, D)
+    norms = v.norm(dim=-1)  # (B, H, S)
+    return weights.float() * norms.unsqueeze(-2)  # (B, H, L, S) x (B, H, 1, S)

@@ -144,6 +144,12 @@ class MultiHeadAttention(nn.Module):
         scale: factor applied to ``Q K^T`` (as in
             :func:`torch.nn.functional.scaled_dot_product_attention`); ``None`` means
             ``1 / sqrt(head_dim)``, the per-head scale of chapter 3.
+        qk_norm: apply a LayerNorm over each head's query and key vectors (of size
+            ``head_dim``, with a learned gain and bias shared by the heads) before the scores:
+            "QK-norm" (Henry et al., 2020; Dehghani et al., 2023, "Scaling Vision Transformers to
+            22 Billion Parameters"; Wortsman et al., 2023). It bounds the logits by the gains
+            rather than by the growing projection weights, which prevents attention-entropy
+            collapse at a high learning rate. Explained in chapter 6.
     """
 
     def __init__(
@@ -157,6 +163,7 @@ class MultiHeadAttention(nn.Module):
         kdim: int | None = None,
         vdim: int | None = None,
         scale: float | None = None,
+        qk_norm: bool = False,
     ) -> None:
         super().__init__()
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
@@ -184,6 +191,9 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(self.kdim, num_kv_heads * self.head_dim, bias=bias)
         self.v_proj = nn.Linear(self.vdim, num_kv_heads * self.head_dim, bias=bias)
         self.o_proj = nn.Linear(num_heads * self.head_dim, embed_dim, bias=bias)
+        self.qk_norm = bool(qk_norm)
+        self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else None
+        self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else None
 
     def forward(
         self,
@@ -249,6 +259,8 @@ class MultiHeadAttention(nn.Module):
         k = self.k_proj(key).view(batch, key.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
         v = self.v_proj(value).view(batch, value.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
 
+        if self.q_norm is not None and self.k_norm is not None:  # QK-norm: each head's q and k normalised
+            q, k = self.q_norm(q), self.k_norm(k)  # (B, H, L, E), (B, H_kv, S_new, E)
         past = 0 if kv_cache is None else kv_cache.seq_len
         if rope is not None:
             cos, sin = rope(length, offset=past)  # (1, L, E) each
@@ -382,4 +394,5 @@ class MultiHeadAttention(nn.Module):
         return (
             f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, num_kv_heads={self.num_kv_heads}, "
             f"head_dim={self.head_dim}, dropout={self.dropout}"
+            + (", qk_norm=True" if self.qk_norm else "")
         )

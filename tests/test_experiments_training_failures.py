@@ -1,0 +1,57 @@
+"""Chapter 6.2 experiments: the lag task, the Post-/Pre-LN runs, saturation at init, the entropy monitor."""
+
+import math
+
+import torch
+
+from helpers.experiments import training_failures as tf
+from helpers.figures import training_failures as fig
+
+
+def test_lag_batches_target_is_the_token_lag_places_back():
+    tokens, targets = tf.lag_batches(0, batch=4, length=10)(0)
+    assert tokens.shape == targets.shape == (4, 10)
+    assert torch.equal(targets[:, tf.LAG:], tokens[:, :-tf.LAG])
+
+
+def test_a_diverging_run_stops_early_and_counts_as_failed():
+    run = tf.train_lag_model(norm_first=False, lr=5.0, steps=30, num_layers=2, embed_dim=16)
+    assert run.failed and run.final_loss == math.inf or run.final_loss > 0.9 * tf.CHANCE
+
+
+def test_pre_ln_learns_the_lag_task_in_a_few_steps():
+    run = tf.train_lag_model(norm_first=True, lr=1e-2, steps=60, num_layers=2, embed_dim=32)
+    assert not run.failed and run.final_loss < 0.5
+
+
+def test_init_layer_grad_norms_gives_one_norm_per_block():
+    norms = tf.init_layer_grad_norms(True, num_layers=3)
+    assert len(norms) == 3 and all(n > 0 for n in norms)
+
+
+def test_init_saturation_grows_with_the_weight_scale():
+    small, large = tf.init_saturation([0.02, 1.0], embed_dim=32, length=8)
+    assert small.normalized_entropy > 0.99 > 0.2 > large.normalized_entropy
+    assert large.saturated_fraction > small.saturated_fraction
+
+
+def test_monitored_run_records_per_head_entropy_in_unit_range():
+    run = tf.train_monitored("t", lr=1e-2, steps=12, probe_every=5)
+    assert run.probe_step == [-1, 0, 5, 10, 11]
+    assert all(e.shape == (2, 4) and 0 <= float(e.min()) and float(e.max()) <= 1 + 1e-5 for e in run.head_entropy)
+    assert run.entropy_series("mean")[0] > 0.95  # N(0, 0.02)-ish init: near uniform before training
+
+
+def test_uniform_scale_bug_keeps_entropy_at_one():
+    run = tf.train_monitored("u", lr=1e-2, steps=5, scale=1e-4)
+    assert min(run.entropy_series()) > 0.99
+
+
+def test_figures_build_from_results():
+    runs = [tf.train_lag_model(norm_first=nf, lr=1e-2, steps=3, num_layers=1, embed_dim=16) for nf in (False, True)]
+    grid = {(False, 0, 1e-2): runs[:1], (True, 0, 1e-2): runs[1:]}
+    assert len(fig.grid_figure(grid).data) == 1
+    assert len(fig.loss_curves_figure({"a": runs}, title="t").data) == 2
+    assert len(fig.layer_norms_figure([[1.0, 2.0]], [[1.0, 1.0]]).data) == 2
+    mon = tf.train_monitored("m", lr=1e-2, steps=3)
+    assert len(fig.entropy_figure({"m": [mon]}, low=0.05, high=0.95).data) == 1
