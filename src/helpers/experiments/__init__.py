@@ -17,4 +17,12 @@ Chapter 3, why scale by sqrt(d_k):
 Chapter 4, why many heads:
     ``heads`` (the mechanics, traced and counted), ``heads_training`` (trained tiny models),
     ``heads_real`` (the heads of a real model).
+Chapter 5, variants:
+    ``cross_attention`` (self, cross and encoder-decoder attention), ``causal_masking`` (the causal
+    mask, its absence, how masks are applied), ``efficient_cost`` and ``efficient_accuracy`` (what
+    efficient attention saves and what it loses), ``vision_attention`` (SE and CBAM).
+Chapter 6, pitfalls:
+    ``map_reading`` (what an attention map can and cannot tell), ``training_failures`` (Post-LN,
+    warm-up, initialisation, entropy collapse), ``position`` (permutation equivariance, encodings,
+    length extrapolation).
 """
