@@ -235,12 +235,13 @@ _ARM = """id => {
 }"""
 
 
-def open_ready(chromium: Any, url: str) -> tuple[Any, Any]:
-    """A fresh desktop-sized browser context with ``url`` loaded and its figures drawn."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+def open_ready(chromium: Any, url: str, width: int = 1280, height: int = 900, **options: Any) -> tuple[Any, Any]:
+    """A fresh browser context (desktop-sized unless told otherwise; ``options`` go to
+    ``new_context``, e.g. :data:`PHONE`) with ``url`` loaded and its figures drawn."""
+    context = chromium.new_context(viewport={"width": width, "height": height}, **options)
     page = context.new_page()
     page.goto(url, wait_until="load")
-    assert page.evaluate(_READY), f"{url}: the page's figures did not finish drawing"
+    assert evaluate_settled(page, _READY), f"{url}: the page's figures did not finish drawing"
     return context, page
 
 
@@ -398,3 +399,229 @@ def test_the_site_opened_from_a_file_draws_its_figures(built_html: Path, chromiu
     assert not visit.external and not visit.page_errors and not unexpected(visit.console_errors), visit
     assert report["figures"] and all(f["drawn"] > 0 for f in report["figures"])
     assert report["views"] and report["views"][0]["texts"]  # BertViz loads RequireJS, d3, jQuery from files
+
+
+# --- phones and paper: reflow at 320 and 390 px, touch sliders, print ------------------------------
+
+PHONE = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+"""``new_context`` options of a phone (with the width and height given to :func:`open_ready`)."""
+PHONE_WIDTHS = (320, 390)  # 320 CSS px: the WCAG 1.4.10 "reflow" width; 390: a common phone
+
+_STICKING_OUT = """width => {
+  // The innermost elements that reach past the right edge of the viewport: what widens the page.
+  const out = [];
+  for (const e of document.body.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.right <= width + 0.5) { continue; }
+    if ([...e.children].some(c => c.getBoundingClientRect().right > width + 0.5)) { continue; }
+    out.push(`${e.tagName.toLowerCase()}${e.className && e.className.baseVal === undefined
+      ? '.' + String(e.className).trim().split(/\\s+/).join('.') : ''} to ${Math.round(r.right)} px: `
+      + (e.textContent || '').trim().slice(0, 60));
+    if (out.length === 5) { break; }
+  }
+  return out;
+}"""
+
+
+def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, pages: list[Path],
+                                             measurements: list[str]) -> None:
+    """Every page at 320 and 390 CSS px, touch and device scale 2: the page is exactly as wide as
+    the viewport (long words wrap; wide tables, code and math scroll in their own box)."""
+    wide, start = {}, time.perf_counter()
+    for path in pages:
+        for width in PHONE_WIDTHS:
+            context, page = open_ready(chromium, site.page_url(path), width, 800, **PHONE)
+            scroll_width = page.evaluate("document.documentElement.scrollWidth")
+            if scroll_width != width:
+                wide[f"{path.relative_to(site.root).as_posix()} at {width} px"] = {
+                    "scrollWidth": scroll_width, "sticking out": page.evaluate(_STICKING_OUT, width)}
+            context.close()
+    measurements.append(f"phone widths: {len(pages) * len(PHONE_WIDTHS)} page-width pairs in "
+                        f"{time.perf_counter() - start:.0f} s, {len(wide)} wider than the screen")
+    assert not wide, f"pages that scroll sideways on a phone: {json.dumps(wide, indent=1)}"
+
+
+def _touch(cdp: Any, kind: str, point: tuple[float, float] | None = None) -> None:
+    """One touch event through the browser's input pipeline (hit testing, touch-action, scrolling)."""
+    points = [{"x": point[0], "y": point[1], "id": 0, "radiusX": 4, "radiusY": 4, "force": 1}] if point else []
+    cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+
+def test_a_touch_drag_moves_a_slider_on_a_phone(site: Any, chromium: Any) -> None:
+    """A finger put on a slider's grip and dragged along its rail to the far end moves the slider
+    there, step by step, and redraws the figure; the page itself does not move sideways."""
+    context, page = open_ready(chromium, f"{site.url}/book/figures.html", 390, 800, **PHONE)
+    figure_id = page.evaluate("""() => [...document.querySelectorAll('.book-plotly-figure')]
+        .find(gd => gd.layout.sliders && gd.layout.sliders.length && gd.layout.sliders[0].steps.length > 2).id""")
+    page.locator(f"#{figure_id}").scroll_into_view_if_needed()
+    before = page.evaluate(_SIGNATURE, figure_id)
+    points = slider_step_points(page, figure_id)
+    target = len(points) - 1 if before["active"] < len(points) / 2 else 0
+    (x0, y0), (x1, _) = points[before["active"]], points[target]
+    assert 0 <= min(x0, x1) and max(x0, x1) <= 390, f"the slider's rail is off screen: {points}"
+    cdp = context.new_cdp_session(page)
+    _touch(cdp, "touchStart", (x0, y0))
+    seen = set()
+    for i in range(1, 21):
+        _touch(cdp, "touchMove", (x0 + (x1 - x0) * i / 20, y0))
+        seen.add(page.evaluate("id => document.getElementById(id).layout.sliders[0].active", figure_id))
+    _touch(cdp, "touchEnd")
+    page.wait_for_function("([id, n]) => document.getElementById(id).layout.sliders[0].active === n",
+                           arg=[figure_id, target], timeout=5000)
+    page.wait_for_timeout(200)  # the redraw follows the slider's step
+    after = page.evaluate(_SIGNATURE, figure_id)
+    scrolled = page.evaluate("[window.scrollX, document.documentElement.scrollWidth]")
+    context.close()
+    assert len(seen - {before["active"]}) >= 2, f"the slider jumped instead of following the finger: {seen}"
+    assert after["data"] != before["data"] and after["drawn"] != before["drawn"], "the drag redrew nothing"
+    assert scrolled == [0, 390], f"the drag scrolled the page sideways: {scrolled}"
+
+
+_PDF_OBJECT = re.compile(rb"(\d+) 0 obj\s*(.*?)endobj", re.S)
+_PDF_TEXT_OP = re.compile(rb"/(\w+)\s+[-\d.]+\s+Tf|<([0-9A-Fa-f]*)>\s*Tj|\[((?:[^\]\\]|\\.)*)\]\s*TJ|(BT)\b|(ET)\b"
+                          rb"|([-\d.]+)\s+([-\d.]+)\s+Td|(T\*)")
+
+
+def pdf_text(data: bytes) -> str:
+    """The text of a PDF printed by Chromium, one line per text line or object: enough to ask
+    whether some words were printed. Chromium (Skia) writes Flate streams and Type0 fonts with a
+    ToUnicode CMap, which is all this reads (no PDF library is needed)."""
+    import zlib
+
+    objects, streams = {}, {}
+    for match in _PDF_OBJECT.finditer(data):
+        number, body = int(match.group(1)), match.group(2)
+        objects[number] = body
+        head, has_stream, rest = body.partition(b"stream")
+        if has_stream and b"/FlateDecode" in head:
+            try:
+                streams[number] = zlib.decompressobj().decompress(rest.lstrip(b"\r\n"))
+            except zlib.error:
+                pass
+    cmaps, cmap_streams = {}, set()
+    for number, body in objects.items():
+        to_unicode = re.search(rb"/ToUnicode (\d+) 0 R", body)
+        if b"/Type /Font" not in body or not to_unicode or int(to_unicode.group(1)) not in streams:
+            continue
+        cmap_streams.add(int(to_unicode.group(1)))
+        source, cmap = streams[int(to_unicode.group(1))], {}
+        for block in re.findall(rb"beginbfchar(.*?)endbfchar", source, re.S):
+            for code, text in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
+                cmap[int(code, 16)] = bytes.fromhex(text.decode()).decode("utf-16-be", "replace")
+        for block in re.findall(rb"beginbfrange(.*?)endbfrange", source, re.S):
+            for low, high, first in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
+                for offset, code in enumerate(range(int(low, 16), int(high, 16) + 1)):
+                    cmap[code] = chr(int(first, 16) + offset)
+        cmaps[number] = cmap
+    fonts = {}  # resource name -> CMap (Skia names a font after its object: the same on every page)
+    for body in objects.values():
+        for name, number in re.findall(rb"/(\w+) (\d+) 0 R", body.partition(b"/Font <<")[2].partition(b">>")[0]):
+            if int(number) in cmaps:
+                fonts[name] = cmaps[int(number)]
+    lines = []
+    for number, stream in streams.items():
+        if number in cmap_streams or b"BT" not in stream:
+            continue
+        cmap, line = {}, []
+        for op in _PDF_TEXT_OP.finditer(stream):
+            if op.group(1):
+                cmap = fonts.get(op.group(1), {})
+            elif op.group(2) is not None or op.group(3) is not None:
+                runs = [op.group(2)] if op.group(2) is not None else re.findall(rb"<([0-9A-Fa-f]*)>", op.group(3))
+                line += [cmap.get(int(run[i:i + 4], 16), "") for run in runs for i in range(0, len(run), 4)]
+            elif op.group(5) or op.group(8) or (op.group(6) and float(op.group(7)) != 0):
+                lines.append("".join(line))
+                line = []
+        lines.append("".join(line))
+    return "\n".join(line for line in lines if line.strip())
+
+
+def squeezed(text: str) -> str:
+    """``text`` without whitespace: printed words wrap and hyphenate differently from the screen's."""
+    return re.sub(r"\s+", "", text)
+
+
+# Text of controls that do nothing on paper (folded code toggles, the theme's buttons and links).
+SCREEN_CONTROLS = ("Show code cell source", "Hide code cell source", "Show code cell output",
+                   "Hide code cell output", "Skip to main content", "Back to top")
+PRINTED_CHAPTER = "book/01-bottleneck/index.html"
+
+_PRINT_PROBE = """() => {
+  // Runs after the book's own "beforeprint" handler: what each figure shows on paper.
+  window.__printed = null;
+  window.addEventListener('beforeprint', () => {
+    window.__printed = [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
+      id: gd.id, width: gd._fullLayout.width, data: JSON.stringify(gd.data.map(t => [t.x, t.y, t.z, t.visible])),
+      sliders: (gd.layout.sliders || []).map(s => s.active), menus: (gd.layout.updatemenus || []).map(m => m.active)}));
+  });
+}"""
+_STATE = """() => [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
+  id: gd.id, width: gd._fullLayout.width, data: JSON.stringify(gd.data.map(t => [t.x, t.y, t.z, t.visible])),
+  sliders: (gd.layout.sliders || []).map(s => s.active), menus: (gd.layout.updatemenus || []).map(m => m.active)}))"""
+
+
+def test_a_printed_chapter_shows_no_screen_controls(site: Any, chromium: Any, measurements: list[str]) -> None:
+    """A chapter printed to PDF (A4, as Chromium's print does): no text of a screen-only control,
+    every figure's caption and every external link's address printed."""
+    context, page = open_ready(chromium, f"{site.url}/{PRINTED_CHAPTER}")
+    screen = page.evaluate("() => document.body.innerText")
+    captions = page.evaluate("() => [...document.querySelectorAll('figure.book-figure figcaption')]"
+                             ".map(c => c.textContent)")
+    links = page.evaluate("""() => [...document.querySelectorAll('.bd-article a.reference.external')]
+        .map(a => a.getAttribute('href')).filter(href => /^https?:/.test(href))""")
+    start = time.perf_counter()
+    pdf = page.pdf(format="A4")
+    seconds = time.perf_counter() - start
+    page.emulate_media(media="print")
+    visible_controls = page.evaluate("""() => {
+        // (checkVisibility() does not see a hidden SVG group: ask every ancestor for its display.)
+        const shown = e => { for (let a = e; a; a = a.parentElement) {
+            const style = getComputedStyle(a);
+            if (style.display === 'none' || style.visibility === 'hidden') { return false; } }
+          return true; };
+        return [...document.querySelectorAll('details.hide summary, button, .modebar-container, .slider-rail-rect, '
+            + '.slider-tick-rect, .slider-grip-rect, .updatemenu-container')]
+          .filter(shown).map(e => e.outerHTML.slice(0, 80));
+    }""")
+    context.close()
+    text = squeezed(pdf_text(pdf))
+    measurements.append(f"print: {PRINTED_CHAPTER} to PDF in {seconds:.1f} s, {pdf.count(b'/Type /Page') - 1} pages"
+                        f" {len(pdf) / 1e6:.1f} MB")
+    assert "Show code cell source" in screen, f"{PRINTED_CHAPTER} no longer folds code: print another chapter"
+    assert squeezed("Why attention") in text, "the PDF's text could not be read"
+    printed_controls = [control for control in SCREEN_CONTROLS if squeezed(control) in text]
+    assert not printed_controls, f"screen-only controls printed: {printed_controls}"
+    assert not visible_controls, f"controls shown on paper: {visible_controls}"
+    missing = [caption for caption in captions if squeezed(caption) not in text]
+    assert not missing, f"figure captions not printed: {missing}"
+    unprinted = [href for href in links if squeezed(href) not in text]
+    assert not unprinted, f"external links printed without their address: {unprinted}"
+
+
+def test_figures_print_at_their_opening_state_within_the_page(site: Any, chromium: Any) -> None:
+    """A figure whose slider the reader moved prints at its opening step, no wider than the printed
+    column; after printing the reader's step comes back."""
+    context, page = open_ready(chromium, f"{site.url}/book/figures.html")
+    figure_id = page.evaluate("""() => [...document.querySelectorAll('.book-plotly-figure')]
+        .find(gd => gd.layout.sliders && gd.layout.sliders.length).id""")
+    opening = {f["id"]: f for f in page.evaluate(_STATE)}
+    page.locator(f"#{figure_id}").scroll_into_view_if_needed()
+    points = slider_step_points(page, figure_id)
+    target = 1 if opening[figure_id]["sliders"][0] != 1 else 0
+    page.mouse.click(*points[target])
+    page.wait_for_function("([id, n]) => document.getElementById(id).layout.sliders[0].active === n",
+                           arg=[figure_id, target], timeout=5000)
+    page.wait_for_timeout(300)
+    moved = {f["id"]: f for f in page.evaluate(_STATE)}
+    page.evaluate(_PRINT_PROBE)
+    page.pdf(format="A4")
+    printed = {f["id"]: f for f in page.evaluate("window.__printed")}
+    page.wait_for_timeout(300)  # "afterprint" redraws the reader's state
+    after = {f["id"]: f for f in page.evaluate(_STATE)}
+    context.close()
+    assert moved[figure_id]["data"] != opening[figure_id]["data"]
+    for key in ("sliders", "menus", "data"):
+        assert {i: f[key] for i, f in printed.items()} == {i: f[key] for i, f in opening.items()}, key
+        assert {i: f[key] for i, f in after.items()} == {i: f[key] for i, f in moved.items()}, key
+    too_wide = {i: f["width"] for i, f in printed.items() if f["width"] > 680}
+    assert not too_wide, f"figures wider than an A4 page's column: {too_wide}"
