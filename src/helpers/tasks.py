@@ -41,6 +41,7 @@ __all__ = [
     "channel_selection_images",
     "spatial_object_images",
     "offset_filter_task",
+    "cued_object_images",
 ]
 
 PAD_TOKEN: int = 0
@@ -426,3 +427,61 @@ def offset_filter_task(
     for k, offset in enumerate(offsets):
         y = y + torch.roll(x, shifts=-offset, dims=1) @ filters[k].T  # row i reads x_{i + o_k}
     return x, y, filters
+
+
+def cued_object_images(
+    num_samples: int, size: int = 16, *, offset: int = 5, noise: float = 0.1, seed: int
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Two objects, a plus and an x, and a marker beside one of them: the label is the marked one.
+
+    A task where the object's *place* decides the answer, for spatial attention (chapter 5). In
+    :func:`spatial_object_images` the class is the only shape in the image, so a model can detect
+    "a plus somewhere" without locating it. Here every image holds both shapes (channel 0, at two
+    random non-overlapping places) and channel 1 holds a marker, a vertical bar of 3 pixels,
+    ``offset`` columns to the left of one object's left edge; the label is that object's shape
+    (0 = plus, 1 = x). Without the marker both classes look alike. With ``offset = 5`` no 5x5
+    window holds both the marker and a column of the object, so two 3x3 convolutions and a global
+    average (:class:`helpers.vision.TinyCNN` without attention) cannot tie the marker to its
+    object; a spatial attention map computed over a wider window can.
+
+    Args:
+        num_samples: Number of images N.
+        size: Height and width (``>= offset + 9``).
+        offset: Columns between the marker and the marked object's left edge (``>= 1``).
+        noise: Standard deviation of the Gaussian noise on both channels (``>= 0``).
+        seed: Seed of the sampler.
+
+    Returns:
+        ``(images, labels, target_masks, distractor_masks)``; the masks are True on the 3x3 box
+        of the marked object and of the other one.
+
+    Shape:
+        images: ``(N, 2, size, size)`` float32; labels: ``(N,)`` int64; masks: ``(N, size, size)`` bool.
+    """
+    check_positive_int("num_samples", num_samples)
+    check_positive_int("offset", offset)
+    check_int("size", size, offset + 9)
+    if not noise >= 0:
+        raise ValueError(f"noise must be >= 0, got {noise}")
+    gen = _generator(seed)
+    templates = _shape_templates()  # (2, 3, 3)
+    labels = torch.randint(0, 2, (num_samples,), generator=gen)  # (N,)
+    images = torch.zeros(num_samples, 2, size, size)
+    target_masks = torch.zeros(num_samples, size, size, dtype=torch.bool)
+    distractor_masks = torch.zeros(num_samples, size, size, dtype=torch.bool)
+    for n in range(num_samples):
+        r = int(torch.randint(0, size - 2, (1,), generator=gen))
+        c = int(torch.randint(offset, size - 2, (1,), generator=gen))
+        while True:  # the other object: apart from the marked one and from the marker
+            rd, cd = (int(v) for v in torch.randint(0, size - 2, (2,), generator=gen))
+            apart = abs(rd - r) >= 4 or abs(cd - c) >= 4
+            off_marker = abs(rd - r) >= 3 or not (cd <= c - offset <= cd + 2)
+            if apart and off_marker:
+                break
+        images[n, 0, r : r + 3, c : c + 3] = templates[labels[n]]
+        images[n, 0, rd : rd + 3, cd : cd + 3] = templates[1 - labels[n]]
+        target_masks[n, r : r + 3, c : c + 3] = True
+        distractor_masks[n, rd : rd + 3, cd : cd + 3] = True
+        images[n, 1, r : r + 3, c - offset] = 1.0
+    images = images + noise * torch.randn(images.shape, generator=gen)
+    return images, labels, target_masks, distractor_masks

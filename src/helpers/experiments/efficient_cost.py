@@ -1,0 +1,278 @@
+"""Experiments of chapter 5.3: what efficient attention costs, and what it loses in accuracy.
+
+- :func:`variant_functions`: every variant as ``f(q, k, v)`` with its own parameter.
+- :func:`measure_cost`: forward time (best of a few calls, one thread) and peak tensor memory
+  (:class:`~helpers.memory.TensorMemoryTracker`) against the length ``n``.
+- :func:`fit_exponent`, :func:`crossover_length`: the slope of a log-log fit, and where a
+  variant's measured time falls below dense attention's.
+- :func:`analytic_cost`: multiply-add FLOPs and score-memory of each variant by formula (the
+  cost explorer of the chapter).
+- :func:`approximation_errors`, :func:`performer_error_curve`, :func:`linformer_error_curve`:
+  the error against exact attention on the same inputs.
+- :func:`reordering_check`: ``(Q K^T) V == Q (K^T V)`` and the FLOPs of each order.
+- :func:`linformer_limits`: Linformer is tied to one length, and it is not causal.
+
+Shape legend: B batch, H heads, n (= L = S) length, d head size, F features, k projected length.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from helpers.chunked import chunked_attention
+from helpers.efficient import bigbird_attention, hierarchical_attention, sliding_window_attention
+from helpers.efficient_linear import LinformerAttention, linear_attention, performer_attention
+from helpers.memory import TensorMemoryTracker
+from helpers.train import num_threads
+
+__all__ = ["dense_attention", "linformer_random_projection", "variant_functions", "DEFAULTS", "measure_cost",
+           "fit_exponent", "crossover_length", "analytic_cost", "approximation_errors", "performer_error_curve",
+           "linformer_error_curve", "reordering_check", "linformer_limits", "random_qkv"]
+
+Attention = Callable[[Tensor, Tensor, Tensor], Tensor]
+
+DEFAULTS = {"window": 32, "bigbird_block": 32, "hier_block": 32, "features": 64, "linformer_k": 64}
+"""The variants' own parameters for the cost measurements (chosen for n = 256 .. 2048)."""
+
+
+def dense_attention(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+    """Softmax attention with the ``n x n`` matrix materialised (the reference)."""
+    scores = torch.matmul(q, k.transpose(-1, -2)) * q.shape[-1] ** -0.5  # (B, H, n, n)
+    return torch.matmul(torch.softmax(scores, dim=-1), v)  # (B, H, n, n) x (B, H, n, d)
+
+
+def linformer_random_projection(q: Tensor, k: Tensor, v: Tensor, proj: Tensor) -> Tensor:
+    """Linformer's attention with a fixed projection ``E = F = proj`` ``(k, n)``: keys and values
+    are mixed along the sequence down to ``k`` rows, then ordinary softmax attention."""
+    k_small = torch.matmul(proj, k)  # (k, n) x (B, H, n, d) -> (B, H, k, d)
+    v_small = torch.matmul(proj, v)  # (B, H, k, d)
+    return dense_attention(q, k_small, v_small)
+
+
+def variant_functions(n: int, *, params: dict[str, int] | None = None, seed: int = 0) -> dict[str, Attention]:
+    """Every variant of the chapter as ``f(q, k, v)`` for self-attention over ``n`` tokens."""
+    p = {**DEFAULTS, **(params or {})}
+    gen = lambda: torch.Generator().manual_seed(seed)  # noqa: E731 - the same random blocks/features every call
+    proj = torch.randn(p["linformer_k"], n, generator=gen()) / math.sqrt(p["linformer_k"])  # (k, n)
+    return {
+        "dense": dense_attention,
+        "sliding window": lambda q, k, v: sliding_window_attention(q, k, v, p["window"]),
+        "BigBird": lambda q, k, v: bigbird_attention(q, k, v, block_size=p["bigbird_block"], num_global=1,
+                                                     window_blocks=3, num_random=2, generator=gen()),
+        "hierarchical": lambda q, k, v: hierarchical_attention(q, k, v, block_size=p["hier_block"]),
+        "linear (elu+1)": lambda q, k, v: linear_attention(q, k, v),
+        "Performer": lambda q, k, v: performer_attention(q, k, v, num_features=p["features"], generator=gen()),
+        "Linformer": lambda q, k, v: linformer_random_projection(q, k, v, proj),
+        "chunked (exact)": lambda q, k, v: chunked_attention(q, k, v, chunk_size=128),
+    }
+
+
+def random_qkv(n: int, d: int = 32, *, heads: int = 1, score_std: float = 1.0, seed: int = 0
+               ) -> tuple[Tensor, Tensor, Tensor]:
+    """Random queries, keys and values; the scaled scores ``q . k / sqrt(d)`` have std ``score_std``."""
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, heads, n, d, generator=gen) * math.sqrt(score_std)
+    k = torch.randn(1, heads, n, d, generator=gen) * math.sqrt(score_std)
+    v = torch.randn(1, heads, n, d, generator=gen)
+    return q, k, v
+
+
+@torch.no_grad()
+def measure_cost(sizes: Sequence[int], *, methods: Sequence[str] | None = None, d: int = 32, heads: int = 4,
+                 repeats: int = 3) -> dict[str, dict[str, list[float]]]:
+    """Forward time and peak tensor memory of each variant for each length, on one thread.
+
+    Time is the CPU time of the calling thread (``time.thread_time``: with one intra-op thread,
+    all the work), the best of ``repeats`` calls after one warm-up call. CPU time rather than wall
+    time, because on a shared machine other jobs stretch the wall time of a call by whatever share
+    of the core they take, while its CPU time stays what the call needs; the variants are also
+    interleaved at each size, so that what remains of a change of load hits all of them. Memory is
+    the peak of live tensor bytes allocated during one call
+    (:class:`~helpers.memory.TensorMemoryTracker`): inputs excluded, fused kernels' scratch invisible.
+
+    Returns:
+        ``{method: {"time_s": [...], "peak_mib": [...]}}``, one entry per size.
+    """
+    result: dict[str, dict[str, list[float]]] = {}
+    with num_threads(1):
+        for n in sizes:
+            q, k, v = random_qkv(n, d, heads=heads)
+            fns = variant_functions(n)
+            names = list(methods or fns)
+            best = {m: math.inf for m in names}
+            for m in names:
+                fns[m](q, k, v)  # warm-up
+            for r in range(repeats):
+                for m in names[r % len(names):] + names[: r % len(names)]:  # rotate the order
+                    start = time.thread_time()
+                    fns[m](q, k, v)
+                    best[m] = min(best[m], time.thread_time() - start)
+            for m in names:
+                with TensorMemoryTracker() as tracker:
+                    out = fns[m](q, k, v)
+                del out
+                entry = result.setdefault(m, {"time_s": [], "peak_mib": []})
+                entry["time_s"].append(best[m])
+                entry["peak_mib"].append(tracker.peak_bytes / 2**20)
+    return result
+
+
+def fit_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
+    """Slope of the least-squares line through ``(log n, log value)``: ``value ~ n^slope``."""
+    return float(np.polyfit(np.log(sizes), np.log(values), 1)[0])
+
+
+def crossover_length(sizes: Sequence[float], dense: Sequence[float], variant: Sequence[float]
+                     ) -> tuple[float, str]:
+    """The length from which ``variant`` costs less than ``dense``.
+
+    Measured when the two curves cross inside ``sizes`` (log-log interpolation between the two
+    sizes around the crossing); otherwise extrapolated from the two power-law fits.
+
+    Returns:
+        ``(n, how)`` with ``how`` one of ``"measured"``, ``"extrapolated"``, ``"always cheaper"``
+        (cheaper at every measured size and also by the fits), ``"never"`` (the fits do not cross
+        above the measured sizes).
+    """
+    ratio = np.log(np.asarray(variant)) - np.log(np.asarray(dense))  # < 0: the variant is cheaper
+    logn = np.log(np.asarray(sizes, dtype=float))
+    for i in range(1, len(ratio)):
+        if ratio[i - 1] >= 0 > ratio[i]:
+            t = ratio[i - 1] / (ratio[i - 1] - ratio[i])
+            return float(np.exp(logn[i - 1] + t * (logn[i] - logn[i - 1]))), "measured"
+    kd, cd = np.polyfit(logn, np.log(dense), 1)
+    kv, cv = np.polyfit(logn, np.log(variant), 1)
+    if (ratio < 0).all():
+        return float(sizes[0]), "always cheaper"
+    if kd <= kv:
+        return math.inf, "never"
+    n_star = float(np.exp((cv - cd) / (kd - kv)))
+    return (n_star, "extrapolated") if n_star > sizes[-1] else (math.inf, "never")
+
+
+def analytic_cost(method: str, n: np.ndarray | float, d: int, param: int) -> tuple[np.ndarray, np.ndarray]:
+    """Multiply-add FLOPs (2 per multiply-add) and score-sized memory (floats) of one head.
+
+    ``param`` is the variant's own parameter: window ``w`` (keys ``2w - 1`` per query), BigBird
+    block size ``b`` (1 global + 3 window + 2 random blocks), hierarchical block size, number of
+    features ``F`` (Performer; linear attention uses ``F = d``), Linformer's ``k``. Memory counts
+    the largest intermediate: the score matrix, or the feature matrices.
+    """
+    n = np.asarray(n, dtype=float)
+    if method == "dense":
+        keys = n
+    elif method == "sliding window":
+        keys = np.minimum(n, 2 * param - 1)
+    elif method == "BigBird":
+        keys = np.minimum(n, 6 * param)
+    elif method == "hierarchical":
+        keys = np.minimum(n, param + n / param)
+    elif method in ("linear (elu+1)", "Performer"):
+        f = d if method.startswith("linear") else param
+        # phi(K)^T V and phi(Q) (.), plus the random features of q and k for Performer
+        flops = 4 * n * f * d + (0 if method.startswith("linear") else 4 * n * d * f)
+        return flops, n * f + f * d
+    elif method == "Linformer":
+        return 4 * param * n * d + 4 * n * param * d, n * param  # project K and V, then n x k attention
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    return 4 * n * keys * d, n * keys  # Q K^T and P V over `keys` keys per query
+
+
+@torch.no_grad()
+def approximation_errors(n: int = 512, d: int = 32, *, seed: int = 0, params: dict[str, int] | None = None
+                         ) -> dict[str, float]:
+    """Error of every variant against exact attention on the same random inputs.
+
+    The error is ``||out - exact|| / ||exact - mean(v)||``: 1 means no better than giving every
+    query the plain average of all values, 0 is exact.
+    """
+    q, k, v = random_qkv(n, d, seed=seed)
+    exact = dense_attention(q, k, v)
+    signal = (exact - v.mean(dim=-2, keepdim=True)).norm()
+    errors = {"uniform average (baseline)": 1.0}
+    for name, fn in variant_functions(n, params=params, seed=seed).items():
+        if name != "dense":
+            errors[name] = ((fn(q, k, v) - exact).norm() / signal).item()
+    return errors
+
+
+@torch.no_grad()
+def performer_error_curve(features: Sequence[int], *, n: int = 512, d: int = 32, seeds: Sequence[int] = (0, 1, 2),
+                          orthogonal: bool = True, score_std: float = 1.0) -> np.ndarray:
+    """Performer's error (as in :func:`approximation_errors`) for each number of features and seed.
+
+    Returns: ``(len(seeds), len(features))``.
+    """
+    q, k, v = random_qkv(n, d, score_std=score_std)
+    exact = dense_attention(q, k, v)
+    signal = (exact - v.mean(dim=-2, keepdim=True)).norm()
+    return np.array([[((performer_attention(q, k, v, num_features=f, orthogonal=orthogonal,
+                                            generator=torch.Generator().manual_seed(s)) - exact).norm() / signal).item()
+                      for f in features] for s in seeds])
+
+
+@torch.no_grad()
+def linformer_error_curve(ks: Sequence[int], *, n: int = 512, d: int = 32, seeds: Sequence[int] = (0, 1, 2)
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """Linformer's error with a random projection, and the best any rank-``k`` attention can do.
+
+    Returns:
+        ``(random, best)``: ``(len(seeds), len(ks))`` errors of :func:`linformer_random_projection`
+        with Gaussian ``E = F`` (entries ``N(0, 1/k)``), and ``(len(ks),)`` errors of ``P_k V``
+        where ``P_k`` is the best rank-``k`` approximation of the attention matrix (SVD): a lower
+        bound for any method whose attention matrix has rank ``k``.
+    """
+    q, k_, v = random_qkv(n, d)
+    exact = dense_attention(q, k_, v)
+    signal = (exact - v.mean(dim=-2, keepdim=True)).norm()
+    random = np.array([[((linformer_random_projection(
+        q, k_, v, torch.randn(k, n, generator=torch.Generator().manual_seed(s)) / math.sqrt(k)) - exact).norm()
+        / signal).item() for k in ks] for s in seeds])
+    weights = torch.softmax(torch.matmul(q, k_.transpose(-1, -2)) * d ** -0.5, dim=-1)[0, 0]  # (n, n)
+    u, sv, vh = torch.linalg.svd(weights.double())
+    best = np.array([((((u[:, :k] * sv[:k]) @ vh[:k]).float() @ v[0, 0] - exact[0, 0]).norm() / signal).item()
+                     for k in ks])
+    return random, best
+
+
+def reordering_check(n: int = 256, d: int = 16, *, seed: int = 0) -> dict[str, float]:
+    """``(phi(Q) phi(K)^T) V`` against ``phi(Q) (phi(K)^T V)``: the same numbers, different FLOPs.
+
+    Returns: the max difference, and the multiply-add FLOPs of each order (2 per multiply-add).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    phi = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731 - Katharopoulos' feature map
+    q, k, v = (torch.randn(n, d, generator=gen, dtype=torch.float64) for _ in range(3))
+    left = (phi(q) @ phi(k).T) @ v  # (n, n) x (n, d): 2 n^2 d + 2 n^2 d
+    right = phi(q) @ (phi(k).T @ v)  # (d, n) x (n, d) -> (d, d); (n, d) x (d, d): 2 n d^2 + 2 n d^2
+    return {"max_difference": (left - right).abs().max().item(), "flops_left": 4.0 * n * n * d,
+            "flops_right": 4.0 * n * d * d}
+
+
+@torch.no_grad()
+def linformer_limits(seq_len: int = 64, k: int = 16, embed_dim: int = 32) -> dict[str, object]:
+    """What Linformer's fixed ``(k, n)`` projection implies: one maximum length, and no causality.
+
+    Returns:
+        ``error_longer``: the message a longer input raises; ``future_change``: max change of
+        the *first* output when only the *last* token changes (a causal layer gives 0).
+    """
+    torch.manual_seed(0)
+    layer = LinformerAttention(seq_len, k, embed_dim, 2)
+    x = torch.randn(1, seq_len, embed_dim)
+    try:
+        layer(torch.randn(1, seq_len + 16, embed_dim))
+        error = ""
+    except ValueError as exc:
+        error = str(exc)
+    x2 = x.clone()
+    x2[:, -1] += 1.0
+    change = (layer(x)[:, 0] - layer(x2)[:, 0]).abs().max().item()
+    return {"error_longer": error, "future_change": change}

@@ -1,0 +1,42 @@
+"""Tests of helpers.experiments.vision_attention and helpers.tasks.cued_object_images (chapter 5.4)."""
+
+import torch
+
+from helpers.experiments import vision_attention as va
+from helpers.tasks import cued_object_images
+from helpers.vision import TinyCNN
+
+
+def test_matched_width_brings_the_parameter_counts_within_five_percent():
+    for channels, attention in ((16, "se"), (2, "cbam")):
+        with_attention = va.parameter_count(TinyCNN(channels, 2, attention=attention))
+        plain = va.parameter_count(TinyCNN(channels, 2, width=va.matched_width(channels, 2, attention)))
+        assert abs(plain - with_attention) / with_attention < 0.05
+
+
+def test_map_overlap_and_auc_on_known_maps():
+    regions = torch.zeros(1, 4, 4, dtype=torch.bool)
+    regions[0, :2, :2] = True
+    peaked = regions.float() + 0.01
+    assert va.map_overlap(peaked, regions).item() > 3.5 and va.map_auc(peaked, regions).item() == 1.0
+    assert abs(va.map_overlap(torch.ones(1, 4, 4), regions).item() - 1.0) < 1e-6
+    assert abs(va.map_auc(1 - regions.float(), regions).item()) < 1e-6
+
+
+def test_cued_object_images_hold_both_shapes_and_a_marker_left_of_the_target():
+    images, labels, target, other = cued_object_images(50, 16, noise=0.0, seed=0)
+    assert images.shape == (50, 2, 16, 16) and (target.sum((1, 2)) == 9).all() and not (target & other).any()
+    for n in range(50):
+        rows, cols = target[n].nonzero(as_tuple=True)
+        marker_rows, marker_cols = images[n, 1].nonzero(as_tuple=True)
+        assert (marker_cols == cols.min() - 5).all() and set(marker_rows.tolist()) == set(rows.tolist())
+        shape = images[n, 0][target[n]]
+        plus = torch.tensor([0, 1, 0, 1, 1, 1, 0, 1, 0], dtype=torch.float32)
+        assert torch.equal(shape, plus) == (labels[n] == 0)  # the marked shape is the label
+
+
+def test_channel_and_spatial_runs_report_what_the_chapter_reads():
+    run = va.train_channel_selection("se", seed=0, steps=20)
+    assert run.input_weights.shape == (16,) and run.conv_norms.shape == (16,) and len(run.informative) == 2
+    spatial = va.train_spatial("marked", "cbam", seed=0, steps=5)
+    assert spatial.example_map.shape == (16, 16) and 0 <= spatial.target_auc <= 1 and 0 <= spatial.target_wins <= 1
