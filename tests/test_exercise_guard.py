@@ -9,8 +9,8 @@ import torch
 import helpers
 from helpers import attention
 from helpers.attention import masked_softmax
-from helpers.exercises.reader import call_reader_function
 from helpers.exercises.guard import PackageCallError, package_disabled
+from helpers.exercises.reader import call_reader_function
 from helpers.multihead import MultiHeadAttention
 
 
