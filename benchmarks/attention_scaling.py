@@ -257,18 +257,24 @@ def check_targets(rows: list[dict], exponents: dict[str, float | None], n_max: i
         k = exponents.get(m)
         targets.append({"target": f"{m} time exponent <= 1.2", "value": k, "met": k is not None and k <= 1.2})
     k = exponents.get("dense")
-    targets.append({"target": "dense time exponent about 2 (1.7 .. 2.3)", "value": k, "met": k is not None and 1.7 <= k <= 2.3})
+    targets.append(
+        {"target": "dense time exponent about 2 (1.7 .. 2.3)", "value": k, "met": k is not None and 1.7 <= k <= 2.3}
+    )
     dense, chunk, sdpa = _at(rows, "dense", n_max), _at(rows, "chunked", n_max), _at(rows, "sdpa", n_max)
     if dense and chunk:
         for key in ("peak_tracked_mib", "peak_rss_mib"):
             if dense.get(key) and chunk.get(key) is not None:
                 ratio = chunk[key] / dense[key]
-                targets.append({"target": f"chunked {key} at n={n_max} <= 10% of dense", "value": ratio, "met": ratio <= 0.10})
+                targets.append(
+                    {"target": f"chunked {key} at n={n_max} <= 10% of dense", "value": ratio, "met": ratio <= 0.10}
+                )
         ratio = chunk["time_s"] / dense["time_s"]
         targets.append({"target": f"chunked time at n={n_max} <= 2x dense", "value": ratio, "met": ratio <= 2.0})
     if sdpa and chunk:
         ratio = chunk["time_s"] / sdpa["time_s"]
-        targets.append({"target": f"(stretch) chunked time at n={n_max} <= 2x fused SDPA", "value": ratio, "met": ratio <= 2.0})
+        targets.append(
+            {"target": f"(stretch) chunked time at n={n_max} <= 2x fused SDPA", "value": ratio, "met": ratio <= 2.0}
+        )
     return targets
 
 
@@ -322,8 +328,10 @@ def main() -> None:
         "description": "Forward time and peak memory of attention variants against sequence length (CPU, float32, "
         f"B=1, one head, d={HEAD_DIM}, no autograd). See benchmarks/attention_scaling.py.",
         "memory_methods": {
-            "peak_tracked_mib": "peak live tensor bytes allocated during the call (TensorMemoryTracker, a TorchDispatchMode)",
-            "peak_rss_mib": "rise of VmHWM (reset via /proc/self/clear_refs) over VmRSS before the call, fresh process per method",
+            "peak_tracked_mib": "peak live tensor bytes allocated during the call "
+            "(TensorMemoryTracker, a TorchDispatchMode)",
+            "peak_rss_mib": "rise of VmHWM (reset via /proc/self/clear_refs) over VmRSS before the call, "
+            "fresh process per method",
         },
         "environment": {
             "date": datetime.datetime.now().isoformat(timespec="seconds"),

@@ -45,7 +45,9 @@ def test_answers_that_call_the_package_are_rejected_by_name():
     verdict = ch04.check_multihead_attention(lambda x, layer: layer(x)[0])
     assert not verdict.passed and "helpers.MultiHeadAttention" in verdict.message
     verdict = ch04.check_parameter_count(
-        lambda d, h, hkv, bias: sum(p.numel() for p in MultiHeadAttention(d, h, num_kv_heads=hkv, bias=bias).parameters()))
+        lambda d, h, hkv, bias: sum(
+            p.numel() for p in MultiHeadAttention(d, h, num_kv_heads=hkv, bias=bias).parameters()
+        ))
     assert not verdict.passed and "helpers.MultiHeadAttention" in verdict.message
     run = ht.train_filter(2, offsets=(1,), steps=20, num_test=50)
     verdict = ch04.check_head_ablation(ht.head_ablation, run, 0)
@@ -56,7 +58,8 @@ def test_parameter_count_names_gqa_and_bias_mistakes():
     right = lambda d, h, hkv, bias: 2 * d * d + 2 * d * hkv * (d // h) + ((2 * d + 2 * hkv * (d // h)) if bias else 0)
     assert ch04.check_parameter_count(right).passed
     assert "key/value" in ch04.check_parameter_count(lambda d, h, hkv, bias: 4 * d * d + (4 * d if bias else 0)).message
-    assert "biases are missing" in ch04.check_parameter_count(lambda d, h, hkv, bias: 2 * d * d + 2 * d * hkv * (d // h)).message
+    no_bias = lambda d, h, hkv, bias: 2 * d * d + 2 * d * hkv * (d // h)
+    assert "biases are missing" in ch04.check_parameter_count(no_bias).message
 
 
 def test_head_ablation_needs_a_prediction_and_names_a_mask_that_removes_nothing():

@@ -54,7 +54,9 @@ class KVCache:
     """
 
     def __init__(self, max_length: int | None = None) -> None:
-        if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1):
+        if max_length is not None and (
+            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1
+        ):
             raise ValueError(f"max_length must be a positive int or None, got {max_length!r}")
         self.max_length = max_length
         self.key: Tensor | None = None
@@ -256,8 +258,10 @@ class MultiHeadAttention(nn.Module):
         head_factors = self._head_factors(head_mask, batch, query)  # (B or 1, H, 1, 1) or None
 
         q = self.q_proj(query).view(batch, length, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, L, E)
-        k = self.k_proj(key).view(batch, key.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
-        v = self.v_proj(value).view(batch, value.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, H_kv, S_new, E)
+        # (B, H_kv, S_new, E)
+        k = self.k_proj(key).view(batch, key.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)
+        # (B, H_kv, S_new, E)
+        v = self.v_proj(value).view(batch, value.size(1), self.num_kv_heads, self.head_dim).transpose(1, 2)
 
         if self.q_norm is not None and self.k_norm is not None:  # QK-norm: each head's q and k normalised
             q, k = self.q_norm(q), self.k_norm(k)  # (B, H, L, E), (B, H_kv, S_new, E)
@@ -368,7 +372,10 @@ class MultiHeadAttention(nn.Module):
             masks.append(attn_mask)
         if key_padding_mask is not None:
             if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
-                got = key_padding_mask.dtype if isinstance(key_padding_mask, Tensor) else type(key_padding_mask).__name__
+                if isinstance(key_padding_mask, Tensor):
+                    got = key_padding_mask.dtype
+                else:
+                    got = type(key_padding_mask).__name__
                 raise TypeError(f"key_padding_mask must be a bool tensor (True = real token), got {got}")
             if key_padding_mask.shape != (batch, source_length):
                 raise ValueError(

@@ -95,7 +95,9 @@ class Seq2SeqGRU(nn.Module):
         summary = torch.cat([final[0], final[1]], dim=-1)  # (B, H) + (B, H) -> (B, 2H)
         return states, summary
 
-    def forward(self, src: Tensor, tgt: Tensor | None = None, *, max_len: int | None = None) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, src: Tensor, tgt: Tensor | None = None, *, max_len: int | None = None
+    ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits when ``tgt`` is given, else greedy decoding of ``max_len`` tokens.
 
         Args:
@@ -115,7 +117,9 @@ class Seq2SeqGRU(nn.Module):
         if tgt is not None:
             self._check_tokens("tgt", tgt)
             if tgt.shape[0] != src.shape[0]:
-                raise ValueError(f"src and tgt must have the same batch size, got {tuple(src.shape)} and {tuple(tgt.shape)}")
+                raise ValueError(
+                    f"src and tgt must have the same batch size, got {tuple(src.shape)} and {tuple(tgt.shape)}"
+                )
             if max_len is not None:
                 raise ValueError("max_len is for greedy decoding; with tgt the output has tgt's length")
         steps = tgt.shape[1] if tgt is not None else (max_len if max_len is not None else src.shape[1])
@@ -176,12 +180,14 @@ class Seq2SeqGRU(nn.Module):
 
     def _check_tokens(self, name: str, tokens: object) -> None:
         if not isinstance(tokens, Tensor) or tokens.dtype != torch.long:
-            raise TypeError(f"{name} must be an int64 tensor of token ids, got {getattr(tokens, 'dtype', type(tokens))}")
+            got = getattr(tokens, "dtype", type(tokens))
+            raise TypeError(f"{name} must be an int64 tensor of token ids, got {got}")
         if tokens.dim() != 2 or tokens.shape[1] < 1:
             raise ValueError(f"{name} must be (B, length) with length >= 1, got shape {tuple(tokens.shape)}")
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
             raise ValueError(
-                f"{name} holds token ids outside [0, {self.vocab_size}): min {tokens.min().item()}, max {tokens.max().item()}"
+                f"{name} holds token ids outside [0, {self.vocab_size}): "
+                f"min {tokens.min().item()}, max {tokens.max().item()}"
             )
 
     @torch.no_grad()

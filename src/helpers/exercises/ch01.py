@@ -200,7 +200,9 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     if allclose(weights, torch.softmax(scores, dim=-1) * real):
         return CheckResult(False, "you zeroed the padded weights after the softmax: the remaining weights no longer "
                                   "sum to 1; mask the scores before the softmax instead")
-    if allclose(weights, torch.softmax(scores, dim=0)) or allclose(weights, masked_softmax(scores.T, real.T).double().T):
+    if allclose(weights, torch.softmax(scores, dim=0)) or allclose(
+        weights, masked_softmax(scores.T, real.T).double().T
+    ):
         return CheckResult(False, "your softmax runs over the batch axis (dim 0): each sequence's weights must sum "
                                   "to 1 over its own source positions (dim -1)")
     one_more = positions[None, :] <= lengths[:, None]

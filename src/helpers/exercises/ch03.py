@@ -109,7 +109,8 @@ def check_predicted_variance(answer: Any, *, d_k: int = 64, sigma: float = 0.5) 
         return CheckResult(True, f"Var(q·k) = d_k σ⁴ = {d_k} × {sigma}⁴ = {right:g}: each product q_i k_i has "
                                  "variance σ²·σ², and independent variances add.")
     wrong = [
-        (math.sqrt(right), f"{value:g} is the standard deviation √(d_k σ⁴); the question asks for the variance, its square"),
+        (math.sqrt(right), f"{value:g} is the standard deviation √(d_k σ⁴); "
+                           "the question asks for the variance, its square"),
         (d_k * sigma**2, f"{value:g} = d_k σ² counts σ² once; but both q_i and k_i have variance σ², so each product "
                          "q_i k_i has variance E[q_i²] E[k_i²] = σ⁴"),
         (float(d_k), f"{value:g} = d_k is the answer for unit-variance entries; here the entries have variance "
@@ -185,7 +186,8 @@ def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
         for candidate, message in wrong:
             if _near(value, candidate, 1e-6):
                 return CheckResult(False, f"for {layout}: {message}.")
-        return CheckResult(False, f"for {layout} the factor on q·k should be 1/√head_dim = {right:.6g}, got {value:.6g}.")
+        return CheckResult(False, f"for {layout} the factor on q·k should be 1/√head_dim = {right:.6g}, "
+                                  f"got {value:.6g}.")
     return CheckResult(True, "1/√head_dim with head_dim = embed_dim / num_heads, for MHA, GQA and MQA alike: "
                              "the number of key/value heads does not change the size of a dot product.")
 
@@ -287,8 +289,9 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
         for candidate, message in wrong:
             if torch.allclose(result.double(), candidate, atol=1e-8):
                 return CheckResult(False, f"with d_model={embed_dim}, num_heads={num_heads}: {message}.")
-        return CheckResult(False, f"with d_model={embed_dim}, num_heads={num_heads} the output differs from the layer's "
-                                  f"(max error {float((result.double() - expected).abs().max()):.3g}). Fix only the scale "
+        max_error = float((result.double() - expected).abs().max())
+        return CheckResult(False, f"with d_model={embed_dim}, num_heads={num_heads} the output differs from the "
+                                  f"layer's (max error {max_error:.3g}). Fix only the scale "
                                   "line: the head split (view, then transpose(1, 2)) and the merge were right.")
     return CheckResult(True, "the bug was the scale: q·k / √d_model. Each head's dot product has head_dim = d_model / "
                              "num_heads terms, so the right divisor is √head_dim.")
@@ -363,8 +366,8 @@ def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16,
     tolerance = max(0.03, 0.03 * right)
     setting = f"d_k = {d_k}, {num_keys} keys, scores {'÷ √d_k' if scaled else 'not scaled'}"
     if abs(value - right) <= tolerance:
-        return CheckResult(True, f"about {right:.2f} nats for {setting} (log {num_keys} = {math.log(num_keys):.2f} would "
-                                 "be uniform, 0 one-hot).")
+        return CheckResult(True, f"about {right:.2f} nats for {setting} "
+                                 f"(log {num_keys} = {math.log(num_keys):.2f} would be uniform, 0 one-hot).")
     if value < 0:
         return CheckResult(False, "an entropy is never negative: H(p) = -Σ p log p with 0 ≤ p ≤ 1. Check the sign.")
     if abs(value - right / math.log(2)) <= tolerance / math.log(2):
@@ -384,7 +387,10 @@ def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16,
     if abs(value - math.log(num_keys)) <= 0.02:
         return CheckResult(False, f"{value:.3f} = log {num_keys} is the entropy of uniform weights; with {setting} "
                                   "the weights are far from uniform.")
-    direction = "too high: the weights are more peaked than that" if value > right else "too low: the weights are less peaked than that"
+    if value > right:
+        direction = "too high: the weights are more peaked than that"
+    else:
+        direction = "too low: the weights are less peaked than that"
     return CheckResult(False, f"{value:.3f} nats is {direction}. Simulate it: draw queries and keys with N(0, 1) "
                               "entries, take softmax over the keys, and average -Σ p log p over many rows.")
 
@@ -427,14 +433,16 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., S, S)
     z_outer = logits.unsqueeze(-1) * logits.unsqueeze(-2)
     wrong = [
-        (-expected, "the sign is flipped: ∂p_i/∂z_i = p_i(1 − p_i) is positive, so J = diag(p) − p pᵀ, not p pᵀ − diag(p)"),
+        (-expected, "the sign is flipped: ∂p_i/∂z_i = p_i(1 − p_i) is positive, "
+                    "so J = diag(p) − p pᵀ, not p pᵀ − diag(p)"),
         (torch.diag_embed(p), "only diag(p): you dropped the − p pᵀ term (raising one logit also lowers every other "
                               "weight, since the weights sum to 1)"),
         (-outer, "only − p pᵀ: the diagonal needs + p_i as well, J = diag(p) − p pᵀ"),
         (torch.diag_embed(logits) - z_outer, "you used the logits z where the probabilities p = softmax(z) belong"),
         (torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-1).transpose(-2, -1).sum(-1, keepdim=True),
          "p pᵀ must be an outer product (S, S): p.unsqueeze(-1) * p.unsqueeze(-2)"),
-        (torch.diag_embed(p * (1 - p)), "only the diagonal p_i(1 − p_i): the off-diagonal entries −p_i p_j are missing"),
+        (torch.diag_embed(p * (1 - p)),
+         "only the diagonal p_i(1 − p_i): the off-diagonal entries −p_i p_j are missing"),
     ]
     for candidate, message in wrong:
         if candidate.shape == result.shape and torch.allclose(result, candidate, atol=1e-6):
@@ -534,8 +542,8 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
     A learning rate is usable when *every* seed's final accuracy reaches ``sweep.threshold``
     (one seed in three failing is a learning rate nobody can rely on). The function is tried on a
     made-up sweep where the mean over seeds and the worst seed disagree, then on the lab's
-    ``sweep``; :meth:`~helpers.experiments.scale_training.LearningRateSweep.usable` is switched off meanwhile. ``prediction``, written
-    before the runs, is ``{"scaled": n, "no scale": m}``: how many of ``sweep.lrs`` each head
+    ``sweep``; :meth:`~helpers.experiments.scale_training.LearningRateSweep.usable` is switched off meanwhile.
+    ``prediction``, written before the runs, is ``{"scaled": n, "no scale": m}``: how many of ``sweep.lrs`` each head
     can use. A wrong prediction does not fail the exercise; the verdict says how far off it was.
 
     Args:

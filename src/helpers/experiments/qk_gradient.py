@@ -75,8 +75,8 @@ def qk_gradient_sweep(
 
     For each ``d_k``: a one-head :class:`~helpers.multihead.MultiHeadAttention` with
     ``embed_dim = d_k`` at PyTorch's default initialisation, scores scaled by ``1/sqrt(d_k)``
-    or not (:func:`~helpers.experiments.logit_scale.with_logit_scale`); LayerNorm-ed Gaussian inputs ``x``; one backward pass
-    of the mean squared error against a random target; the weight gradients recorded by
+    or not (:func:`~helpers.experiments.logit_scale.with_logit_scale`); LayerNorm-ed Gaussian inputs ``x``; one
+    backward pass of the mean squared error against a random target; the weight gradients recorded by
     :class:`~helpers.diagnostics.GradientNormTracker`. Queries and keys only receive gradient
     through the softmax Jacobian, values and the output projection do not: the value/output
     norms are the control. Each query's row of the softmax feeds only its own query vector, so

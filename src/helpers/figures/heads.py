@@ -58,7 +58,8 @@ def offset_maps_figure(one_head: Sequence[FilterRun], many_heads: Sequence[Filte
     """Mean attention at each relative offset: the one head of H = 1 above the heads of a larger H (menu: seed).
 
     Rows are heads, columns relative offsets (centred on 0); each row is a head's weight at
-    offset ``o`` averaged over queries and held-out sequences (:func:`~helpers.experiments.heads_training.offset_profile`).
+    offset ``o`` averaged over queries and held-out sequences
+    (:func:`~helpers.experiments.heads_training.offset_profile`).
     """
     seq_len = one_head[0].test_x.shape[1]
     order = [o % seq_len for o in range(-((seq_len - 1) // 2), seq_len // 2 + 1)]

@@ -15,7 +15,8 @@ __all__ = ["softmax_row_figure", "saturation_figure", "jacobian_figure"]
 
 
 def softmax_row_figure(frames: dict[str, Tensor]) -> go.Figure:
-    """One softmax row with and without the scale, with a slider over ``d_k`` (see :func:`~helpers.experiments.saturation.softmax_row_frames`)."""
+    """One softmax row with and without the scale, with a slider over ``d_k``
+    (see :func:`~helpers.experiments.saturation.softmax_row_frames`)."""
     keys = list(range(1, frames["weights"].shape[1] + 1))
     curves = {
         int(d): {"no scale": significant(w.tolist(), 3), "scaled (÷ √d_k)": significant(sw.tolist(), 3)}
@@ -51,7 +52,8 @@ def saturation_figure(unscaled: SaturationSweep, scaled: SaturationSweep) -> go.
 
 
 def jacobian_figure(sweep: dict[str, list[float]]) -> go.Figure:
-    """Norms of the softmax Jacobian against the standard deviation of the logits (see :func:`~helpers.experiments.saturation.jacobian_norm_sweep`)."""
+    """Norms of the softmax Jacobian against the standard deviation of the logits
+    (see :func:`~helpers.experiments.saturation.jacobian_norm_sweep`)."""
     fig = viz.line_plot(
         sweep["logit_std"],
         {
