@@ -1,0 +1,108 @@
+"""Figures and tables of chapter 6.4 (decoding), from :mod:`helpers.experiments.decoding`. Nothing here trains."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from .. import viz
+from ..experiments.decoding import ModelShape, QualityRun, decode_cost, fit_slope, mean_spread
+from .style import dashed, legend_below, significant
+
+__all__ = ["equivalence_table", "decode_time_figure", "cache_size_figure", "shape_table", "intensity_table",
+           "kv_heads_figure", "quality_table"]
+
+_DTYPE_NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16",
+                torch.float8_e4m3fn: "float8"}
+
+
+def equivalence_table(result: Mapping[str, Mapping[str, float]]) -> str:
+    """Cached against uncached decoding, per position encoding, as Markdown."""
+    rows = ["| positions | same greedy tokens | max abs logit difference | distinct tokens generated |",
+            "|---|---|---|---|"]
+    rows += [f"| {name} | {'yes' if r['same_tokens'] else 'NO'} | {r['max_logit_gap']:.1e} | "
+             f"{int(r['distinct_tokens'])} |" for name, r in result.items()]
+    return "\n".join(rows)
+
+
+def decode_time_figure(times: Mapping[str, Sequence[float]]) -> go.Figure:
+    """Milliseconds per generated token against its position, with and without the cache, and fitted lines."""
+    x = np.asarray(times["positions"])
+    curves: dict[str, list[float]] = {}
+    for name in ("without cache", "with cache"):
+        y = np.asarray(times[name]) * 1e3
+        slope, intercept = fit_slope(x, y)
+        curves[f"{name} (measured)"] = significant(y, 3)
+        curves[f"{name} (fit: {slope * 1e3:.2g} µs per position)"] = significant(slope * x + intercept, 3)
+    fig = viz.line_plot(x, curves, x_title="position of the generated token", y_title="ms per token (best of 7)",
+                        title="Time to generate one token at position p, tiny GPT, one thread")
+    dashed(fig, *[n for n in curves if "fit" in n])
+    return legend_below(fig)
+
+
+def cache_size_figure(lengths: Sequence[int], table: Mapping[tuple[int, torch.dtype], Mapping[str, Sequence[float]]],
+                      gpu_gib: float = 80.0) -> go.Figure:
+    """KV cache in GiB against the context length, one curve per model, a slider over (batch, dtype)."""
+    curves = {
+        f"batch {batch}, {_DTYPE_NAMES.get(dtype, str(dtype))}": {
+            **{name: significant(sizes, 3) for name, sizes in per_model.items()},
+            f"{gpu_gib:.0f} GiB (one large GPU)": [gpu_gib] * len(lengths),
+        }
+        for (batch, dtype), per_model in table.items()
+    }
+    active = next((k for k in curves if k.startswith("batch 1,") and "bfloat16" in k), None)
+    fig = viz.line_sweep(np.asarray(lengths), curves, param_name="batch, dtype", x_title="context length (tokens)",
+                         y_title="KV cache (GiB)", title="KV cache size of three real model shapes",
+                         log_x=True, log_y=True, control="slider", active=active)
+    dashed(fig, f"{gpu_gib:.0f} GiB (one large GPU)")
+    return fig
+
+
+def shape_table(shapes: Mapping[str, ModelShape]) -> str:
+    """The model shapes and their cache per token (bfloat16) as Markdown."""
+    rows = ["| model | layers | query heads | key/value heads | head dim | weights | KV cache per token (bf16) |",
+            "|---|---|---|---|---|---|---|"]
+    for name, s in shapes.items():
+        per_token = 2 * s.num_layers * s.num_kv_heads * s.head_dim * 2
+        rows.append(f"| {name} | {s.num_layers} | {s.num_heads} | {s.num_kv_heads} | {s.head_dim} | "
+                    f"{s.params / 1e9:.1f} B | {per_token / 1024:.0f} KiB |")
+    return "\n".join(rows)
+
+
+def intensity_table(shapes: Mapping[str, ModelShape], seq_len: int, batches: Sequence[int]) -> str:
+    """Per decoding step: GB read, GFLOPs, FLOPs per byte (overall and attention alone), as Markdown."""
+    rows = ["| model | batch | GB read per step | GFLOP per step | FLOP per byte | attention alone: FLOP per byte |",
+            "|---|---|---|---|---|---|"]
+    for name, s in shapes.items():
+        for batch in batches:
+            c = decode_cost(s, seq_len, batch)
+            rows.append(f"| {name} | {batch} | {(c['weight_bytes'] + c['cache_bytes']) / 1e9:.1f} | "
+                        f"{(c['weight_flops'] + c['attention_flops']) / 1e9:.0f} | {c['intensity']:.1f} | "
+                        f"{c['attention_intensity']:.0f} |")
+    return "\n".join(rows)
+
+
+def kv_heads_figure(result: Mapping[str, Sequence[float]]) -> go.Figure:
+    """Time of one attention decoding step against the number of key/value heads, two implementations."""
+    x = np.asarray(result["kv_heads"])
+    curves = {
+        "grouped (each K/V head read once)": significant(np.asarray(result["grouped"]) * 1e3, 3),
+        "repeat_kv + fused SDPA (K/V copied per query head)": significant(np.asarray(result["repeat_kv"]) * 1e3, 3),
+    }
+    fig = viz.line_plot(x, curves, x_title="key/value heads (8 query heads)", y_title="ms per decoding step",
+                        title="Attention over a 4096-token cache, batch 4: time against key/value heads",
+                        log_x=True, log_y=True)
+    fig.update_xaxes(tickvals=x.tolist(), ticktext=[str(int(v)) for v in x])
+    return legend_below(fig)
+
+
+def quality_table(runs: Mapping[str, Sequence[QualityRun]]) -> str:
+    """Held-out accuracy per variant: mean [min, max] over seeds, as Markdown."""
+    rows = ["| model | held-out next-token accuracy: mean [min, max] over seeds |", "|---|---|"]
+    for name, group in runs.items():
+        mean, low, high = mean_spread([r.accuracy for r in group])
+        rows.append(f"| {name} | {mean:.3f} [{low:.3f}, {high:.3f}] |")
+    return "\n".join(rows)
