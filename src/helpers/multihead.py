@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import repeat_kv, scaled_dot_product_attention
+from .attention import scaled_dot_product_attention
 from .checks import check_attn_mask
 from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb
@@ -271,20 +271,22 @@ class MultiHeadAttention(nn.Module):
             q, k = apply_rotary_pos_emb(q, k, cos, sin)  # (B, H, L, E), (B, H_kv, L, E)
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (B, H_kv, S, E) each, S = past + L
-        k = repeat_kv(k, self.num_key_value_groups)  # (B, H, S, E)
-        v = repeat_kv(v, self.num_key_value_groups)  # (B, H, S, E)
+        # Grouped query heads share each key/value head: the kernels expand the groups themselves
+        # (enable_gqa; the readable path with repeat_kv), so the cache stays (B, H_kv, S, E).
+        grouped = self.num_key_value_groups > 1
 
         mask, causal_flag = self._merge_masks(attn_mask, key_padding_mask, is_causal, batch, length, k.size(2), q)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale,
-                need_weights=True,
+                enable_gqa=grouped, need_weights=True,
             )  # (B, H, L, E), (B, H, L, S)
         else:
             out = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale
-            )  # (B, H, L, S) x (B, H, S, E) -> (B, H, L, E)
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_flag, scale=self.scale,
+                enable_gqa=grouped,
+            )  # (B, H, L, S) x (B, H_kv, S, E) -> (B, H, L, E)
             weights = None
         if head_factors is not None:
             out = out * head_factors  # (B, H, L, E) x (B or 1, H, 1, 1): head h's output scaled by head_mask[h]

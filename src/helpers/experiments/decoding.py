@@ -268,16 +268,18 @@ def kv_head_times(
     """One decoding step of attention (one new query per sequence) over ``seq_len`` cached positions.
 
     For each number of key/value heads: the cache's bytes, and the best-of-``repeats`` time of
-    (a) :func:`grouped_decode_attention`, which reads each key/value head once, and (b)
+    (a) :func:`grouped_decode_attention`, which reads each key/value head once, (b)
     ``repeat_kv`` followed by PyTorch's fused attention, which first copies every key/value head
-    to all the query heads that share it. One thread, float32.
+    to all the query heads that share it, and (c) PyTorch's fused attention told about the groups
+    (``enable_gqa=True``, what :class:`~helpers.multihead.MultiHeadAttention` uses), which leaves
+    the sharing to the kernel. One thread, float32.
 
     Returns:
-        ``{"kv_heads", "cache_bytes", "grouped", "repeat_kv"}`` (times in seconds).
+        ``{"kv_heads", "cache_bytes", "grouped", "repeat_kv", "enable_gqa"}`` (times in seconds).
     """
     gen = torch.Generator().manual_seed(seed)
     query = torch.randn(batch, num_heads, 1, head_dim, generator=gen)  # (B, H, 1, E)
-    out: dict[str, list[float]] = {"kv_heads": [], "cache_bytes": [], "grouped": [], "repeat_kv": []}
+    out: dict[str, list[float]] = {"kv_heads": [], "cache_bytes": [], "grouped": [], "repeat_kv": [], "enable_gqa": []}
     with num_threads(1):
         for h_kv in kv_heads:
             key = torch.randn(batch, h_kv, seq_len, head_dim, generator=gen)  # (B, H_kv, S, E)
@@ -289,6 +291,8 @@ def kv_head_times(
             out["repeat_kv"].append(_best_time(
                 lambda k=key, v=value, g=groups: F.scaled_dot_product_attention(query, repeat_kv(k, g),
                                                                                 repeat_kv(v, g)), repeats))
+            out["enable_gqa"].append(_best_time(
+                lambda k=key, v=value: F.scaled_dot_product_attention(query, k, v, enable_gqa=True), repeats))
     return out
 
 

@@ -86,11 +86,12 @@ def intensity_table(shapes: Mapping[str, ModelShape], seq_len: int, batches: Seq
 
 
 def kv_heads_figure(result: Mapping[str, Sequence[float]]) -> go.Figure:
-    """Time of one attention decoding step against the number of key/value heads, two implementations."""
+    """Time of one attention decoding step against the number of key/value heads, three implementations."""
     x = np.asarray(result["kv_heads"])
     curves = {
         "grouped (each K/V head read once)": significant(np.asarray(result["grouped"]) * 1e3, 3),
         "repeat_kv + fused SDPA (K/V copied per query head)": significant(np.asarray(result["repeat_kv"]) * 1e3, 3),
+        "fused SDPA, enable_gqa=True (the kernel shares)": significant(np.asarray(result["enable_gqa"]) * 1e3, 3),
     }
     fig = viz.line_plot(x, curves, x_title="key/value heads (8 query heads)", y_title="ms per decoding step",
                         title="Attention over a 4096-token cache, batch 4: time against key/value heads",
