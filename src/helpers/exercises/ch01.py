@@ -32,7 +32,7 @@ from helpers import scores as _scores
 from helpers.attention import masked_softmax
 from helpers.exercises import CheckResult
 from helpers.exercises.guard import package_disabled
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.reader import allclose, as_tensor, call_reader_function, reader_globals
 from helpers.scores import AdditiveAttention, additive_scores
 
 _SHAPE_HINT = (" (a shape mismatch: W_q is laid out like nn.Linear(E_q, A).weight, i.e. (A, E_q), so a "
@@ -53,10 +53,6 @@ __all__ = [
 ]
 
 
-def _namespaces(fn: Any) -> list[dict[str, Any]]:
-    """The reader's globals, where a notebook's own imports of the package's functions live."""
-    namespace = getattr(fn, "__globals__", None)
-    return [namespace] if isinstance(namespace, dict) else []
 
 
 
@@ -97,7 +93,7 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
     batch, length, hidden = keys.shape[0], keys.shape[1], v.shape[0]
     reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
     # the exercise is to write the score: the package's own versions are switched off while it runs
-    with package_disabled(_scores.additive_scores, AdditiveAttention.forward, namespaces=_namespaces(fn)):
+    with package_disabled(_scores.additive_scores, AdditiveAttention.forward, namespaces=reader_globals(fn)):
         result, failure = call_reader_function(fn, query, keys, w_q, w_k, v, shape_hint=_SHAPE_HINT)
     if failure is not None:
         return failure
@@ -175,7 +171,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     empty_real = positions[None, :] < empty_lengths[:, None]
     empty_reference = masked_softmax(empty_scores, empty_real).double()
     # the exercise is to write the masked softmax: the package's own one is switched off while it runs
-    with package_disabled(_attention.masked_softmax, namespaces=_namespaces(fn)):
+    with package_disabled(_attention.masked_softmax, namespaces=reader_globals(fn)):
         result, failure = call_reader_function(fn, scores.clone(), lengths.clone())
         empty_result, empty_failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone())
     if failure is not None:

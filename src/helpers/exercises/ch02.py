@@ -31,7 +31,7 @@ from torch import Tensor
 
 from helpers.exercises import CheckResult
 from helpers.exercises.guard import package_disabled
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.reader import allclose, as_tensor, call_reader_function, reader_globals
 from helpers.experiments import score_cost, score_learning
 from helpers.experiments.recall import RecallConfig, train_recall
 from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores, scaled_dot_scores
@@ -56,16 +56,12 @@ def _inputs(*shapes: tuple[int, ...], seed: int = 0) -> list[Tensor]:
 
 
 
-def _namespaces(fn: Any) -> list[dict[str, Any]]:
-    """The reader's globals (where ``from helpers.attention import f`` put its own name), if any."""
-    namespace = getattr(fn, "__globals__", None)
-    return [namespace] if isinstance(namespace, dict) else []
 
 
 def _call_without(targets: tuple[Any, ...], fn: Any, *args: Any) -> tuple[Any, CheckResult | None]:
     """:func:`call_reader_function` with the package's own ``targets`` switched off: an answer that
     calls one of them gets a verdict naming it."""
-    with package_disabled(*targets, namespaces=_namespaces(fn)):
+    with package_disabled(*targets, namespaces=reader_globals(fn)):
         return call_reader_function(fn, *args)
 
 
@@ -352,7 +348,7 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     if failure is not None:
         return failure
     loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=1)
-    with package_disabled(*_COSINE, namespaces=_namespaces(fn)):
+    with package_disabled(*_COSINE, namespaces=reader_globals(fn)):
         your_time = _best_of(lambda: fn(big_q, big_k), repeats=5)
     if your_time * 10 > loop_time:
         return CheckResult(False, f"the values are right, but at L = S = {speed_size} your function takes "

@@ -36,8 +36,7 @@ from helpers import scores as _scores
 from helpers.attention import scaled_dot_product_attention
 from helpers.diagnostics import softmax_jacobian, softmax_jacobian_norm
 from helpers.exercises import CheckResult
-from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
-from helpers.exercises.reader import call_reader_function
+from helpers.exercises.reader import call_without_package
 from helpers.experiments import dot_variance
 from helpers.experiments.logit_scale import logit_scale_of
 from helpers.experiments.recall import RecallRun
@@ -58,14 +57,6 @@ __all__ = [
 ]
 
 
-def _call(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function with the package's versions of ``disabled`` switched off
-    (:func:`helpers.exercises.guard.package_disabled`): an answer that delegates fails by name."""
-    if any(fn is target for target in disabled):  # the package's own function handed in as the answer
-        return None, delegation_verdict(PackageCallError(_public_name(fn)))
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
-    with package_disabled(*disabled, namespaces=namespaces):
-        return call_reader_function(fn, *args)
 
 def _as_number(answer: Any, what: str) -> tuple[float | None, CheckResult | None]:
     if isinstance(answer, Tensor) and answer.numel() == 1:
@@ -158,7 +149,7 @@ def check_attention_scale(fn: Callable[[int, int, int], float]) -> CheckResult:
     """
     for embed_dim, num_heads, num_kv_heads in _LAYOUTS:
         layout = f"embed_dim={embed_dim}, num_heads={num_heads}, num_kv_heads={num_kv_heads}"
-        result, failure = _call(fn, embed_dim, num_heads, num_kv_heads, disabled=_SCALE_SOURCES)
+        result, failure = call_without_package(fn, embed_dim, num_heads, num_kv_heads, disabled=_SCALE_SOURCES)
         if failure is not None:
             return failure
         value, failure = _as_number(result, f"the scale ({layout})")
@@ -273,7 +264,7 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor]) -> C
                 (_attention_with(x, layer, 1 / math.sqrt(num_heads)), "you divide by √num_heads; the dot product "
                  "runs over head_dim = d_model / num_heads features: divide by √head_dim"),
             ]
-            result, failure = _call(fn, x, layer, disabled=_ATTENTION_IMPLEMENTATIONS)
+            result, failure = call_without_package(fn, x, layer, disabled=_ATTENTION_IMPLEMENTATIONS)
         if failure is not None:
             return failure
         if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
@@ -415,7 +406,7 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """
     logits = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     expected = softmax_jacobian(logits).double()  # (2, 3, 5, 5)
-    result, failure = _call(fn, logits.clone(), disabled=(softmax_jacobian, softmax_jacobian_norm))
+    result, failure = call_without_package(fn, logits.clone(), disabled=(softmax_jacobian, softmax_jacobian_norm))
     if failure is not None:
         return failure
     if not isinstance(result, Tensor):
@@ -479,7 +470,7 @@ def check_row_spread(fn: Callable[[int, int], float]) -> CheckResult:
     """
     values = {}
     for d_k, seed in ((32, 0), (32, 1), (128, 0)):
-        result, failure = _call(fn, d_k, seed, disabled=_ROW_SOURCES)
+        result, failure = call_without_package(fn, d_k, seed, disabled=_ROW_SOURCES)
         if failure is not None:
             return failure
         value, failure = _as_number(result, f"the variance (d_k={d_k}, seed={seed})")
@@ -563,7 +554,7 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
     disabled = (LearningRateSweep.usable, LearningRateSweep.usable_decades)
     for probe, name in ((_probe_sweep(), "a made-up sweep"), (sweep, "the lab's sweep")):
         for label in ("scaled", "no scale"):
-            result, failure = _call(fn, probe, label, disabled=disabled)
+            result, failure = call_without_package(fn, probe, label, disabled=disabled)
             if failure is not None:
                 return failure
             if not isinstance(result, (list, tuple)) or not all(isinstance(v, (int, float)) for v in result):

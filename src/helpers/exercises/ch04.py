@@ -23,8 +23,7 @@ import torch
 from torch import Tensor
 
 from helpers.exercises import CheckResult
-from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.reader import allclose, as_tensor, call_without_package
 from helpers.multihead import MultiHeadAttention
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multihead_attention", "buggy_multihead_attention",
@@ -33,15 +32,6 @@ __all__ = ["check_split_heads", "check_merge_heads", "check_multihead_attention"
 _LAYER_CALLS = (MultiHeadAttention.forward,)
 
 
-def _call(fn: Any, *args: Any, disabled: tuple[Callable[..., Any], ...] = _LAYER_CALLS
-          ) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function with the package's versions of ``disabled`` switched off
-    (:func:`helpers.exercises.guard.package_disabled`): an answer that delegates fails by name."""
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
-    if any(fn is target for target in disabled):  # the package's function itself was handed in
-        return None, delegation_verdict(PackageCallError(_public_name(fn)))
-    with package_disabled(*disabled, namespaces=namespaces):
-        return call_reader_function(fn, *args)
 
 
 def _reference_split(x: Tensor, num_heads: int) -> Tensor:
@@ -57,7 +47,7 @@ def check_split_heads(fn: Callable[[Tensor, int], Tensor]) -> CheckResult:
     torch.manual_seed(0)
     for batch, length, d_model, heads in ((2, 5, 12, 3), (1, 4, 8, 2)):
         x = torch.randn(batch, length, d_model)
-        result, failure = _call(fn, x, heads, disabled=(MultiHeadAttention.forward,))
+        result, failure = call_without_package(fn, x, heads, disabled=(MultiHeadAttention.forward,))
         if failure is not None:
             return failure
         out, failure = as_tensor(result, "heads, shape (B, H, L, E)")
@@ -90,7 +80,7 @@ def check_merge_heads(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     torch.manual_seed(1)
     for batch, heads, length, e in ((2, 3, 5, 4), (1, 2, 6, 3)):
         x = torch.randn(batch, heads, length, e)
-        result, failure = _call(fn, x)
+        result, failure = call_without_package(fn, x, disabled=_LAYER_CALLS)
         if failure is not None:
             return failure
         out, failure = as_tensor(result, "merged tensor, shape (B, L, D)")
@@ -146,7 +136,7 @@ def check_multihead_attention(fn: Callable[[Tensor, MultiHeadAttention], Tensor]
         x = torch.randn(2, length, d_model)
         with torch.no_grad():
             right = layer(x)[0]
-            result, failure = _call(fn, x, layer)
+            result, failure = call_without_package(fn, x, layer, disabled=_LAYER_CALLS)
             if failure is not None:
                 return failure
             out, failure = as_tensor(result, "attention output, shape (B, L, D)")
@@ -194,7 +184,7 @@ def check_parameter_count(fn: Callable[[int, int, int, bool], int]) -> CheckResu
     Constructing :class:`~helpers.multihead.MultiHeadAttention` is disabled while ``fn`` runs: count by formula.
     """
     for d, h, hkv, bias in ((64, 8, 8, True), (64, 1, 1, True), (96, 12, 4, True), (32, 4, 1, False)):
-        result, failure = _call(fn, d, h, hkv, bias, disabled=(MultiHeadAttention.__init__,))
+        result, failure = call_without_package(fn, d, h, hkv, bias, disabled=(MultiHeadAttention.__init__,))
         if failure is not None:
             return failure
         if isinstance(result, bool) or not isinstance(result, int):
@@ -231,7 +221,8 @@ def check_head_ablation(fn: Callable[[Any], list[float]], run: Any, predicted_mo
                                   f"0 .. {run.num_heads - 1}, got {predicted_most_important!r}")
     from helpers.experiments import heads_training
 
-    result, failure = _call(fn, run, disabled=(heads_training.head_ablation, heads_training.break_one_head))
+    disabled = (heads_training.head_ablation, heads_training.break_one_head)
+    result, failure = call_without_package(fn, run, disabled=disabled)
     if failure is not None:
         return failure
     if not isinstance(result, (list, tuple)) or len(result) != run.num_heads:

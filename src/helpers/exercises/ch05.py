@@ -23,20 +23,12 @@ import torch
 from torch import Tensor
 
 from helpers.exercises import CheckResult
-from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.reader import allclose, as_tensor, call_without_package
 
 __all__ = ["check_sliding_window_attention", "check_linear_attention", "check_se_block", "buggy_padded_attention",
            "check_padding_fix", "check_crossover"]
 
 
-def _call(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function with the package's versions of ``disabled`` switched off."""
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
-    if any(fn is target for target in disabled):  # the package's function itself was handed in
-        return None, delegation_verdict(PackageCallError(_public_name(fn)))
-    with package_disabled(*disabled, namespaces=namespaces):
-        return call_reader_function(fn, *args)
 
 
 def _masked_attention(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor, scale: float | None = None) -> Tensor:
@@ -66,7 +58,7 @@ def check_sliding_window_attention(fn: Callable[[Tensor, Tensor, Tensor, int], T
     for n, window in ((10, 3), (7, 1)):
         q, k, v = (torch.randn(2, 2, n, 8, generator=gen) for _ in range(3))
         right = _masked_attention(q, k, v, _band(n, window))
-        result, failure = _call(fn, q, k, v, window, disabled=disabled)
+        result, failure = call_without_package(fn, q, k, v, window, disabled=disabled)
         if failure is not None:
             return failure
         out, failure = as_tensor(result, "attention output, shape (B, H, L, E)")
@@ -120,7 +112,7 @@ def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Ch
     q, k, v = (torch.randn(1, 2, 64, 4, generator=gen, dtype=torch.float64) for _ in range(3))
     right = _kernel_reference(q, k, v)
     with TensorMemoryTracker() as tracker:
-        result, failure = _call(fn, q, k, v, disabled=(efficient_linear.linear_attention,
+        result, failure = call_without_package(fn, q, k, v, disabled=(efficient_linear.linear_attention,
                                                        efficient_linear.performer_attention))
     if failure is not None:
         return failure
@@ -167,7 +159,7 @@ def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor]) -> CheckResult:
             "no sigmoid": x * block.fc2(torch.relu(block.fc1(squeezed)))[:, :, None, None],
         }
     with torch.no_grad():
-        result, failure = _call(fn, x, block.fc1, block.fc2, disabled=(SqueezeExcitation, CBAM))
+        result, failure = call_without_package(fn, x, block.fc1, block.fc2, disabled=(SqueezeExcitation, CBAM))
     if failure is not None:
         return failure
     out, failure = as_tensor(result, "rescaled feature map, shape (B, C, H, W)")
@@ -218,7 +210,7 @@ def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]) ->
     lengths = torch.tensor([6, 4, 2])
     real = torch.arange(6)[None, :] < lengths[:, None]  # (B, S)
     right = _masked_attention(q, k, v, real[:, None, None, :])  # keys masked
-    result, failure = _call(fn, q, k, v, lengths,
+    result, failure = call_without_package(fn, q, k, v, lengths,
                             disabled=(masks.padding_mask, attention.scaled_dot_product_attention))
     if failure is not None:
         return failure
@@ -254,7 +246,7 @@ def check_crossover(time_both: Callable[[int], tuple[float, float]], predicted_n
 
     dense, window = [], []
     for n in sizes:
-        result, failure = _call(time_both, n, disabled=(efficient_cost.measure_cost,))
+        result, failure = call_without_package(time_both, n, disabled=(efficient_cost.measure_cost,))
         if failure is not None:
             return failure
         if (not isinstance(result, (tuple, list)) or len(result) != 2

@@ -29,8 +29,8 @@ import torch
 from torch import Tensor
 
 from helpers.exercises import CheckResult
-from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.guard import PackageCallError, delegation_verdict, package_disabled, public_name
+from helpers.exercises.reader import allclose, as_tensor, call_reader_function, call_without_package, reader_globals
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
 
@@ -38,13 +38,6 @@ __all__ = ["check_decode_step", "check_cache_bytes", "check_rope", "buggy_rope_a
            "check_extrapolation_ranking"]
 
 
-def _call(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function with the package's versions of ``disabled`` switched off."""
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
-    if any(fn is target for target in disabled):  # the package's function itself was handed in
-        return None, delegation_verdict(PackageCallError(_public_name(fn)))
-    with package_disabled(*disabled, namespaces=namespaces):
-        return call_reader_function(fn, *args)
 
 
 def _close(a: Tensor, b: Tensor) -> bool:
@@ -196,10 +189,10 @@ def _call_with_globals(fn: Any, run: Callable[[], Any]) -> tuple[Any, CheckResul
     """Run ``run()`` (which calls the reader's ``fn``) with ``MultiHeadAttention.forward`` disabled,
     also in ``fn``'s globals."""
     if fn is MultiHeadAttention.forward:
-        return None, delegation_verdict(PackageCallError(_public_name(fn)))
+        return None, delegation_verdict(PackageCallError(public_name(fn)))
     if not callable(fn):
         return call_reader_function(fn)
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
+    namespaces = reader_globals(fn)
     with package_disabled(MultiHeadAttention.forward, namespaces=namespaces):
         return call_reader_function(run)
 
@@ -236,7 +229,7 @@ def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], 
     right: list[int] = []
     for _, layers, heads, kv_heads, head_dim, seq_len, batch, dtype in _SHAPES:
         right.append(memory.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, dtype))
-        result, failure = _call(fn, layers, heads, kv_heads, head_dim, seq_len, batch, dtype,
+        result, failure = call_without_package(fn, layers, heads, kv_heads, head_dim, seq_len, batch, dtype,
                                 disabled=(memory.kv_cache_bytes,))
         if failure is not None:
             return failure
@@ -356,8 +349,8 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """
     disabled = (RotaryEmbedding.forward, apply_rotary_pos_emb, rotate_half)
     if any(fn is target for target in disabled):
-        return delegation_verdict(PackageCallError(_public_name(fn)))
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
+        return delegation_verdict(PackageCallError(public_name(fn)))
+    namespaces = reader_globals(fn)
     gen = torch.Generator().manual_seed(3)
     for shape, positions in (((2, 3, 5, 8), torch.tensor([5, 0, 17, 3, 100])), ((1, 2, 6, 16), torch.arange(6))):
         x = torch.randn(*shape, generator=gen)
@@ -473,7 +466,7 @@ def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], T
         x = torch.randn(2, length, d_model)
         with torch.no_grad():
             right = layer(x, is_causal=True, rope=rope)[0]
-            result, failure = _call(fn, x, layer, rope, disabled=(MultiHeadAttention.forward,))
+            result, failure = call_without_package(fn, x, layer, rope, disabled=(MultiHeadAttention.forward,))
         if failure is not None:
             return failure
         out, failure = as_tensor(result, "attention output, shape (B, L, D)")
@@ -539,7 +532,8 @@ def check_extrapolation_ranking(fn: Callable[[dict[str, list[Any]]], dict[str, f
     from helpers.experiments import position
 
     right = _far_accuracy(runs)
-    result, failure = _call(fn, runs, disabled=(position.ExtrapolationRun.accuracy, position.mean_spread))
+    disabled = (position.ExtrapolationRun.accuracy, position.mean_spread)
+    result, failure = call_without_package(fn, runs, disabled=disabled)
     if failure is not None:
         return failure
     if not isinstance(result, dict) or sorted(result) != sorted(names):

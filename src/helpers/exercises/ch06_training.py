@@ -30,8 +30,7 @@ from torch import Tensor
 
 from helpers.blocks import TransformerBlock
 from helpers.exercises import CheckResult
-from helpers.exercises.guard import PackageCallError, _public_name, delegation_verdict, package_disabled
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function
+from helpers.exercises.reader import allclose, as_tensor, call_without_package
 from helpers.experiments import training_failures as tf
 from helpers.train import TrainingHistory, num_threads, set_seed, train
 
@@ -39,16 +38,6 @@ __all__ = ["check_head_entropy", "BrokenHeadsRun", "train_broken_heads", "check_
            "check_pre_ln_fix", "FAILING_SETTINGS", "check_post_ln_fix"]
 
 
-def _call(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function with the package's versions of ``disabled`` switched off."""
-    namespaces = [fn.__globals__] if isinstance(getattr(fn, "__globals__", None), dict) else []
-    if any(fn is target for target in disabled):  # the package's function itself was handed in
-        return None, delegation_verdict(PackageCallError(_public_name(fn)))
-    with package_disabled(*disabled, namespaces=namespaces):
-        return call_reader_function(fn, *args)
-
-
-# --------------------------------------------------------------------------- exercise 1: entropy
 
 
 def _entropy(weights: Tensor) -> Tensor:
@@ -77,7 +66,7 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
         mask = torch.arange(keys)[None, :] < torch.tensor(lengths)[:, None]  # (B, S), True = real token
         allowed = mask[:, None, None, :]  # (B, 1, 1, S)
         right = diagnostics.attention_entropy(torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1))
-        result, failure = _call(fn, scores.clone(), mask.clone(), disabled=disabled)
+        result, failure = call_without_package(fn, scores.clone(), mask.clone(), disabled=disabled)
         if failure is not None:
             return failure
         out, failure = as_tensor(result, "entropy per head, shape (B, H)")
@@ -295,7 +284,7 @@ def check_broken_heads(fn: Callable[[BrokenHeadsRun], Any], run: BrokenHeadsRun)
                                   f"{type(run).__name__}")
     runs = [run, train_broken_heads(run.seed + 1)]
     for each in runs:
-        result, failure = _call(fn, each, disabled=(train_broken_heads,))
+        result, failure = call_without_package(fn, each, disabled=(train_broken_heads,))
         if failure is not None:
             return failure
         verdict = _judge_heads(result, each)
@@ -373,7 +362,7 @@ def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor]) -> CheckR
     x = 3 * torch.randn(2, 5, 16) + 0.5  # (B, L, D), far from unit scale, so a misplaced norm shows
     with torch.no_grad():
         right = block(x).hidden
-        result, failure = _call(fn, block, x.clone(), disabled=(TransformerBlock.forward,))
+        result, failure = call_without_package(fn, block, x.clone(), disabled=(TransformerBlock.forward,))
         if failure is not None:
             return failure
         out, failure = as_tensor(result, "block output, shape (B, L, D)")
@@ -469,7 +458,7 @@ def check_post_ln_fix(fn: Callable[[int], tf.RunResult], explanation: Any, predi
     runs = []
     for seed in seeds:
         with num_threads(1):
-            result, failure = _call(fn, seed, disabled=())
+            result, failure = call_without_package(fn, seed, disabled=())
         if failure is not None:
             return failure
         if not isinstance(result, tf.RunResult):

@@ -31,7 +31,7 @@ from typing import Any
 
 from . import CheckResult
 
-__all__ = ["PackageCallError", "package_disabled", "delegation_verdict"]
+__all__ = ["PackageCallError", "package_disabled", "delegation_verdict", "public_name"]
 
 
 class PackageCallError(RuntimeError):
@@ -62,7 +62,7 @@ def _resolve(path: str) -> Any:
     raise ValueError(f"cannot find {path!r}: give a dotted path such as 'helpers.multihead.MultiHeadAttention.forward'")
 
 
-def _public_name(fn: Callable[..., Any]) -> str:
+def public_name(fn: Callable[..., Any]) -> str:
     """``helpers.X`` when the package exports the function (or the method's class) as ``X``."""
     import helpers
 
@@ -122,7 +122,7 @@ def package_disabled(*targets: Callable[..., Any] | str,
     try:
         for target in targets:
             fn = _as_function(target)
-            name = _public_name(fn)
+            name = public_name(fn)
 
             def blocked(*args: Any, _name: str = name, **kwargs: Any) -> Any:
                 raise PackageCallError(_name)

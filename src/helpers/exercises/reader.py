@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from . import CheckResult
-from .guard import PackageCallError, delegation_verdict
+from .guard import PackageCallError, delegation_verdict, package_disabled, public_name
 
 
 def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any, CheckResult | None]:
@@ -53,3 +53,30 @@ def as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None
 def allclose(a: Tensor, b: Tensor) -> bool:
     """Same shape and equal to float tolerance (compared in float64; NaN is never close)."""
     return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6))
+
+
+def reader_globals(fn: Any) -> list[dict[str, Any]]:
+    """The reader's globals (a notebook's own imports of the package's functions live there), as
+    the ``namespaces`` of :func:`helpers.exercises.guard.package_disabled`."""
+    namespace = getattr(fn, "__globals__", None)
+    return [namespace] if isinstance(namespace, dict) else []
+
+
+def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
+    """Call the reader's function with the package's own versions of ``disabled`` switched off.
+
+    An answer that delegates to one of them (or is one of them) gets a verdict that names it; see
+    :func:`helpers.exercises.guard.package_disabled`. Compute the checker's reference before.
+
+    Args:
+        fn: The reader's function.
+        *args: Its arguments.
+        disabled: The package's functions, methods or classes the exercise asks the reader to write.
+
+    Returns:
+        ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
+    """
+    if any(fn is target for target in disabled):  # the package's own function handed in as the answer
+        return None, delegation_verdict(PackageCallError(public_name(fn)))
+    with package_disabled(*disabled, namespaces=reader_globals(fn)):
+        return call_reader_function(fn, *args)
