@@ -124,7 +124,7 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
             the rotary embedding; returns the new token's output ``(B, 1, D)``.
 
     Returns:
-        The verdict, naming the mistake: no append, a wrong position, a mask on the single query,
+        The verdict, which names the mistake, e.g. no append, a wrong position, a mask on the single query,
         key/value heads shared the wrong way.
     """
     for d_model, heads, kv_heads, prefix, length in ((16, 2, 2, 3, 8), (24, 4, 2, 2, 7)):
@@ -220,7 +220,7 @@ def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], 
         fn: The reader's formula.
 
     Returns:
-        The verdict, naming the mistake: keys or values only, one layer, elements or a fixed size
+        The verdict, which names the mistake, e.g. keys or values only, one layer, elements or a fixed size
         instead of ``dtype.itemsize`` bytes, bits, query heads instead of key/value heads.
     """
     from helpers import memory
@@ -344,7 +344,7 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
         fn: The reader's rotation.
 
     Returns:
-        The verdict, naming the mistake: the interleaved pairing, the frequencies, the direction of
+        The verdict, which names the mistake, e.g. the interleaved pairing, the frequencies, the direction of
         the rotation, no rotation at all, a score that depends on more than the offset.
     """
     disabled = (RotaryEmbedding.forward, apply_rotary_pos_emb, rotate_half)

@@ -40,7 +40,7 @@ def _set_causal(model: TinyGPT, causal: bool) -> TinyGPT:
 
 @torch.no_grad()
 def future_perturbation(model: TinyGPT, tokens: Tensor, t: int, *, seed: int = 0) -> dict[str, float]:
-    """Max |change| of the logits at positions ``<= t`` and ``> t`` when tokens after ``t`` change.
+    """Max ``|change|`` of the logits at positions ``<= t`` and ``> t`` when tokens after ``t`` change.
 
     Args:
         model: A TinyGPT (its causal flag is used as it is).
@@ -165,8 +165,8 @@ def mask_value_table(dtypes: tuple[torch.dtype, ...] = (torch.float32, torch.flo
     key masked (fully masked). Softmax in the dtype itself (as a naive implementation does).
 
     Returns:
-        One dict per (method, dtype): ``method``, ``dtype``, ``fill`` (the masked value as stored in
-        that dtype), ``partial_ok`` (weights on masked keys exactly 0 and the rest sums to 1),
+        A list with one dict per (method, dtype), with keys ``method``, ``dtype``, ``fill`` (the
+        masked value as stored in that dtype), ``partial_ok`` (weights on masked keys exactly 0 and the rest sums to 1),
         ``full`` (what a fully masked row gives: ``"NaN"``, ``"uniform"`` or ``"zeros"``).
     """
     rows = []

@@ -175,7 +175,7 @@ class ModelShape:
 
     @property
     def params_per_layer(self) -> int:
-        """Weights of one block: q and o projections, k and v projections, feed-forward (norms ignored)."""
+        """Weights of one block (q and o projections, k and v projections, feed-forward; norms ignored)."""
         attention = 2 * self.embed_dim * self.num_heads * self.head_dim
         attention += 2 * self.embed_dim * self.num_kv_heads * self.head_dim
         return attention + self.ffn_matrices * self.embed_dim * self.ffn_dim
@@ -192,7 +192,7 @@ MODEL_SHAPES = {
                                                 32000),
     "7B, MQA (Falcon-7B-like)": ModelShape("7B, MQA (Falcon-7B-like)", 32, 4544, 71, 1, 64, 18176, 2, 65024),
 }
-"""Three published shapes: 32 heads of 128 in 32 layers; 64 query and 8 key/value heads of 128 in
+"""Three published shapes, 32 heads of 128 in 32 layers; 64 query and 8 key/value heads of 128 in
 80 layers; 71 query heads of 64 sharing one key/value head in 32 layers."""
 
 
@@ -200,7 +200,10 @@ def cache_size_table(
     lengths: Sequence[int], batches: Sequence[int], dtypes: Sequence[torch.dtype],
     shapes: dict[str, ModelShape] = MODEL_SHAPES,
 ) -> dict[tuple[int, torch.dtype], dict[str, list[float]]]:
-    """KV cache in GiB, ``{(batch, dtype): {shape name: [GiB at each length]}}``, from :func:`kv_cache_bytes`."""
+    """KV cache in GiB, ``{(batch, dtype): {shape name: [GiB at each length]}}``.
+
+    Computed with :func:`~helpers.memory.kv_cache_bytes`.
+    """
     return {
         (batch, dtype): {
             name: [kv_cache_bytes(s.num_layers, s.num_kv_heads, s.head_dim, n, batch, dtype) / 2**30 for n in lengths]
@@ -241,7 +244,7 @@ def grouped_decode_attention(query: Tensor, key: Tensor, value: Tensor, *, scale
     """Attention of new queries over a cache, reading each key/value head once for its whole group.
 
     The ``H / H_kv`` query heads that share a key/value head are stacked as rows of one matrix
-    product, instead of copying the key/value head ``H / H_kv`` times (:func:`repeat_kv`). Same
+    product, instead of copying the key/value head ``H / H_kv`` times (:func:`~helpers.attention.repeat_kv`). Same
     result as ``scaled_dot_product_attention(query, repeat_kv(key), repeat_kv(value))``.
 
     Shape:

@@ -28,7 +28,7 @@ from helpers.efficient_linear import linear_attention, performer_attention
 from helpers.masks import combine_masks, global_tokens_mask, sliding_window_mask
 from helpers.train import num_threads, set_seed, train
 
-__all__ = ["VARIANTS", "lookup_task", "LookupModel", "train_lookup"]
+__all__ = ["VARIANTS", "lookup_task", "LookupModel", "LookupRun", "train_lookup"]
 
 VARIANTS = ("dense", "window", "window + global", "linear", "Performer")
 
@@ -100,6 +100,8 @@ class LookupModel(nn.Module):
 
 @dataclass
 class LookupRun:
+    """One trained lookup model's held-out accuracy: which variant, which task, which seed."""
+
     variant: str
     task: str
     seed: int

@@ -25,7 +25,7 @@ from ..diagnostics import attention_rollout, norm_weighted_attention
 from ..models import TinyConfig, TinyEncoder
 from ..train import set_seed, train
 
-__all__ = ["SENTENCES", "random_like", "special_token_shares", "TRIGGERS", "trigger_batches",
+__all__ = ["SENTENCES", "random_like", "special_token_shares", "TRIGGERS", "trigger_batches", "ClsClassifier",
            "TriggerRun", "train_trigger_classifier", "attributions", "attribution_agreement", "mean_over"]
 
 SENTENCES = (
@@ -102,7 +102,7 @@ def trigger_batches(seed: int, *, batch: int = 32, length: int = 12, vocab: int 
     return tokens, labels, positions
 
 
-class _ClsClassifier(torch.nn.Module):
+class ClsClassifier(torch.nn.Module):
     """A TinyEncoder whose class logits are read at position 0 ([CLS])."""
 
     def __init__(self, config: TinyConfig) -> None:
@@ -117,14 +117,14 @@ class _ClsClassifier(torch.nn.Module):
 @dataclass
 class TriggerRun:
     seed: int
-    model: _ClsClassifier
+    model: ClsClassifier
     accuracy: float  # held-out accuracy
 
 
 def train_trigger_classifier(seed: int, *, steps: int = 150, num_layers: int = 2) -> TriggerRun:
     """Train a 2-layer encoder (width 32, 2 heads) to classify by the trigger token; held-out accuracy."""
     set_seed(seed)
-    model = _ClsClassifier(TinyConfig(vocab_size=16, embed_dim=32, num_heads=2, num_layers=num_layers,
+    model = ClsClassifier(TinyConfig(vocab_size=16, embed_dim=32, num_heads=2, num_layers=num_layers,
                                       max_positions=16))
     train(model, lambda step: trigger_batches(seed * 100_000 + step)[:2], steps=steps, lr=3e-3, seed=seed,
           accuracy_fn=None)
@@ -135,7 +135,7 @@ def train_trigger_classifier(seed: int, *, steps: int = 150, num_layers: int = 2
     return TriggerRun(seed, model, accuracy)
 
 
-def attributions(model: _ClsClassifier, tokens: Tensor, labels: Tensor) -> dict[str, Tensor]:
+def attributions(model: ClsClassifier, tokens: Tensor, labels: Tensor) -> dict[str, Tensor]:
     """Importance of each token for the [CLS] prediction, by four methods.
 
     ``attention``: the last layer's [CLS] row, mean over heads; ``rollout``: row 0 of

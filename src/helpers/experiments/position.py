@@ -53,9 +53,9 @@ def permutation_gaps(*, seed: int = 0, length: int = 10, embed_dim: int = 32) ->
     """Max ``|f(x)[perm] - f(x[perm])|`` for attention layers and a tiny encoder without positions.
 
     Returns:
-        ``{"attention layer": ..., "encoder without positions": ..., "encoder with learned
-        positions": ..., "causal attention layer": ...}``: float32 rounding for the first two,
-        order one for the last two (they see positions).
+        A dict with keys ``"attention layer"``, ``"encoder without positions"``, ``"encoder with
+        learned positions"`` and ``"causal attention layer"``, holding float32 rounding for the
+        first two and order one for the last two (they see positions).
     """
     set_seed(seed)
     layer = MultiHeadAttention(embed_dim, 4).eval()

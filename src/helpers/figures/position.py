@@ -18,7 +18,7 @@ __all__ = ["gaps_table", "order_table", "relative_bias_figure", "rope_decay_figu
 
 
 def gaps_table(gaps: Mapping[str, float]) -> str:
-    """The permutation test as Markdown: what was shuffled, max |f(x)[perm] - f(x[perm])|."""
+    """The permutation test as Markdown: what was shuffled, max ``|f(x)[perm] - f(x[perm])|``."""
     rows = ["| model | max abs(f(x)[perm] − f(x[perm])) |", "|---|---|"]
     rows += [f"| {name} | {gap:.1e} |" for name, gap in gaps.items()]
     return "\n".join(rows)
