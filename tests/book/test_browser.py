@@ -231,7 +231,12 @@ _ARM = """id => {
   window.__step = {start: null, end: null};
   document.addEventListener('mousedown', () => { window.__step.start = performance.now(); },
                             {capture: true, once: true});
-  gd.once('plotly_animated', () => requestAnimationFrame(() => { window.__step.end = performance.now(); }));
+  // A slider step either animates to a frame or calls Plotly.update: time whichever redraw comes first.
+  const done = () => requestAnimationFrame(() => {
+    if (window.__step.end === null) { window.__step.end = performance.now(); }
+  });
+  gd.once('plotly_animated', done);
+  gd.once('plotly_update', done);
 }"""
 
 
