@@ -13,5 +13,8 @@ if [ "$(cat _build/.helpers-hash 2>/dev/null)" != "$helpers_hash" ]; then
     mkdir -p _build && echo "$helpers_hash" > _build/.helpers-hash
 fi
 python -m helpers.site_assets _build/html  # vendored JavaScript (Plotly, RequireJS, ...) from the registries' packages
-jupyter-book build . -W -n --keep-going "$@"
+# Sphinx reads (executes) BOOK_JOBS notebooks at once, one per core, each kernel on its share of threads.
+export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"
+python scripts/jb.py build . -W -n --keep-going "$@"
 echo "book: $(pwd)/_build/html/index.html"

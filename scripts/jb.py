@@ -1,0 +1,52 @@
+"""`jupyter-book` with Sphinx's parallel reading: one notebook executes per core.
+
+Jupyter Book 1.x's command line has no `-j` option, though its `build_sphinx` takes `jobs`; this
+passes BOOK_JOBS (default: the number of cores) to it and runs the ordinary command line. Each
+notebook's kernel gets one thread per job (OMP_NUM_THREADS, set by scripts/build.sh), so two
+notebooks on a 2-core machine do not fight over the cores.
+"""
+
+import functools
+import os
+import sys
+
+import jupyter_book.sphinx
+import sphinx.builders
+import sphinx_multitoc_numbering
+from jupyter_book.cli.main import main
+
+jobs = int(os.environ.get("BOOK_JOBS") or os.cpu_count() or 1)
+jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
+
+# sphinx-external-toc always loads sphinx-multitoc-numbering, whose setup() declares nothing, so
+# Sphinx assumes it unsafe and reads serially (with a warning, an error under -W). It keeps no
+# per-document state (it renumbers the merged toctree once, in the main process): declare it safe.
+_multitoc_setup = sphinx_multitoc_numbering.setup
+
+
+def _multitoc_setup_declared(app):
+    _multitoc_setup(app)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+sphinx_multitoc_numbering.setup = _multitoc_setup_declared
+
+
+def _one_document_per_task(docnames, nproc, maxbatch=10):
+    """Sphinx hands each worker a batch of up to 13 documents in name order, so one worker can get
+    every heavy chapter while the other gets the API pages. One document per task, the largest
+    source first (a long page tends to run long experiments), keeps both cores busy to the end."""
+
+    def size(docname):
+        for suffix in (".md", ".ipynb", ".rst"):
+            if os.path.exists(docname + suffix):
+                return os.path.getsize(docname + suffix)
+        return 0
+
+    return [[docname] for docname in sorted(docnames, key=size, reverse=True)]
+
+
+sphinx.builders.make_chunks = _one_document_per_task
+
+if __name__ == "__main__":
+    sys.exit(main())
