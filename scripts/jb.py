@@ -12,6 +12,7 @@ import sys
 
 import jupyter_book.sphinx
 import sphinx.builders
+import sphinx.errors
 import sphinx_multitoc_numbering
 from jupyter_book.cli.main import main
 
@@ -47,6 +48,10 @@ def _one_document_per_task(docnames, nproc, maxbatch=10):
 
 
 sphinx.builders.make_chunks = _one_document_per_task
+
+# A notebook that fails in a worker process is reported as "ExecutionError: <path>": the failing cell and
+# its traceback travel in the error's `traceback` attribute, which Sphinx does not print. Print it.
+sphinx.errors.SphinxParallelError.__str__ = lambda self: f"{self.message}\n{self.traceback}"
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,8 +35,10 @@ def test_lab_runs_top_to_bottom_with_stubs_rejected_and_solutions_accepted(name:
     assert all(not cell.get("outputs") and cell.get("execution_count") is None for cell in code), (
         f"{name} is stored with outputs")
     first = notebook.cells[0]
-    assert first.cell_type == "markdown" and "colab.research.google.com/github/why-attention-works" in first.source
-    assert f"blob/main/notebooks/{name}" in first.source, "the Colab badge opens another notebook"
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]
+    badge = (f"https://colab.research.google.com/github/{repository['url'].removeprefix('https://github.com/')}"
+             f"/blob/{repository['branch']}/notebooks/{name}")  # this lab, from _config.yml's repository and branch
+    assert first.cell_type == "markdown" and f"]({badge})" in first.source, "the Colab badge opens another notebook"
     assert "import helpers" in code[0].source and "pip install" in code[0].source, "no install cell first"
 
     NotebookClient(notebook, timeout=120, kernel_name="python3",

