@@ -1,8 +1,9 @@
 """requirements.txt, environment.yml and pyproject.toml name the same packages with the same bounds."""
 
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,4 +35,5 @@ def test_environment_yml_lists_what_requirements_txt_lists() -> None:
         if not line.startswith(("python=", "cpuonly", "pip"))
     }
     expected = _requirement_lines((ROOT / "requirements.txt").read_text().splitlines())
-    assert listed == expected, f"only in environment.yml: {listed - expected}; only in requirements: {expected - listed}"
+    assert listed == expected, (f"only in environment.yml: {listed - expected}; "
+                                f"only in requirements.txt: {expected - listed}")
