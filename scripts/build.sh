@@ -17,4 +17,5 @@ python -m helpers.site_assets _build/html  # vendored JavaScript (Plotly, Requir
 export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"
 python scripts/jb.py build . -W -n --keep-going "$@"
+bash scripts/build-zh.sh  # the Chinese edition into _build/html/zh, from the English notebook cache
 echo "book: $(pwd)/_build/html/index.html"

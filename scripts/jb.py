@@ -11,10 +11,12 @@ import os
 import sys
 
 import jupyter_book.sphinx
+import myst_nb.sphinx_ext
 import sphinx.builders
 import sphinx.errors
 import sphinx_multitoc_numbering
 from jupyter_book.cli.main import main
+from jupyter_cache import get_cache
 
 jobs = int(os.environ.get("BOOK_JOBS") or os.cpu_count() or 1)
 jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
@@ -52,6 +54,20 @@ sphinx.builders.make_chunks = _one_document_per_task
 # A notebook that fails in a worker process is reported as "ExecutionError: <path>": the failing cell and
 # its traceback travel in the error's `traceback` attribute, which Sphinx does not print. Print it.
 sphinx.errors.SphinxParallelError.__str__ = lambda self: f"{self.message}\n{self.traceback}"
+
+# The notebook cache (an SQLite database) is created by the first notebook that asks for it; with a
+# fresh cache and two workers, both create its tables at once and one fails ("table settings already
+# exists"). Create it in the main process, once myst-nb has settled its path, before the workers start.
+_create_mystnb_config = myst_nb.sphinx_ext.create_mystnb_config
+
+
+def _create_mystnb_config_and_cache(app):
+    _create_mystnb_config(app)
+    if app.env.mystnb_config.execution_mode in ("cache", "auto"):
+        get_cache(app.env.mystnb_config.execution_cache_path).db  # noqa: B018 (creates the database)
+
+
+myst_nb.sphinx_ext.create_mystnb_config = _create_mystnb_config_and_cache
 
 if __name__ == "__main__":
     sys.exit(main())

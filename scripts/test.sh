@@ -7,6 +7,7 @@ missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v npm >/dev/null || missing+=(nodejs npm)
 command -v zip >/dev/null || missing+=(zip)
+{ command -v fc-list >/dev/null && fc-list :lang=zh | grep -q .; } || missing+=(fonts-noto-cjk)  # the Chinese edition
 if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq

@@ -43,9 +43,6 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"  # as in tests/book/conftest.py: Debian's, never a downloaded browser
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 KERNEL_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
               "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
 RUN_TIMEOUT_S = 300
@@ -150,21 +147,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     assert process.returncode == 0, f"jupyter lab exited with {process.returncode}:\n{log.read_text()[-4000:]}"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Debian's headless Chromium driven by Playwright (never a downloaded browser)."""
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 def _folder_state(folder: Path) -> str:
     """``git status`` of a folder, ignored and untracked files included."""
     return subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", str(folder)],
@@ -216,7 +198,7 @@ _SETTING = """async () => (await window.jupyterapp.serviceManager.settings.fetch
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.path for c in CHAPTERS])
-def test_chapter_opens_and_runs_as_a_notebook_in_jupyterlab(lab: Lab, browser: object, chapter: Chapter,
+def test_chapter_opens_and_runs_as_a_notebook_in_jupyterlab(lab: Lab, chromium: object, chapter: Chapter,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     document = ROOT / chapter.path
     before_bytes, before_mtime = document.read_bytes(), document.stat().st_mtime_ns
@@ -224,7 +206,7 @@ def test_chapter_opens_and_runs_as_a_notebook_in_jupyterlab(lab: Lab, browser: o
     start = time.perf_counter()
     timings: dict[str, float] = {}
 
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
     external: list[str] = []
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(str(error)))

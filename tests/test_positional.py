@@ -17,6 +17,7 @@ from helpers.positional import (
     relative_position_bucket,
     rotate_half,
     sinusoidal_encoding,
+    transformer_xl_scores,
 )
 
 inf = float("inf")
@@ -275,3 +276,84 @@ def test_bad_arguments_raise_clear_errors() -> None:
         relative_position_bucket(torch.zeros(3))
     with pytest.raises(ValueError, match=r"max_distance"):
         T5RelativeBias(2, num_buckets=8, max_distance=2)
+
+
+# ----------------------------------------------------------------------------------------------
+# Transformer-XL's relative score (Dai et al., 2019, section 3.3)
+# ----------------------------------------------------------------------------------------------
+
+
+def txl_inputs(batch: int = 2, heads: int = 2, length: int = 3, keys: int = 5, dim: int = 4, rel_dim: int = 6,
+               seed: int = 0) -> tuple[torch.Tensor, ...]:
+    return (randn(batch, heads, length, dim, seed=seed), randn(batch, heads, keys, dim, seed=seed + 1),
+            randn(heads, rel_dim, dim, seed=seed + 2), randn(heads, dim, seed=seed + 3),
+            randn(heads, dim, seed=seed + 4))
+
+
+@pytest.mark.parametrize("query_offset", [None, 0, 4])
+def test_transformer_xl_terms_equal_a_brute_force_loop(query_offset: int | None) -> None:
+    query, key, w_r, u, v = txl_inputs()
+    terms = transformer_xl_scores(query, key, w_r, u, v, query_offset=query_offset)
+    first = 5 - 3 if query_offset is None else query_offset  # queries are the last L positions by default
+    expected = torch.zeros(4, 2, 2, 3, 5)
+    for b in range(2):
+        for h in range(2):
+            for i in range(3):
+                for j in range(5):
+                    offset = first + i - j
+                    r = torch.tensor([math.sin(offset / 10000.0 ** (f / 6)) if f % 2 == 0
+                                      else math.cos(offset / 10000.0 ** ((f - 1) / 6)) for f in range(6)])
+                    wr = r @ w_r[h]  # (E,): W_R R_{i-j} of head h
+                    expected[0, b, h, i, j] = query[b, h, i] @ key[b, h, j]
+                    expected[1, b, h, i, j] = query[b, h, i] @ wr
+                    expected[2, b, h, i, j] = u[h] @ key[b, h, j]
+                    expected[3, b, h, i, j] = v[h] @ wr
+    for term, want in zip(terms, expected):
+        assert term.shape == (2, 2, 3, 5)
+        torch.testing.assert_close(term, want, atol=1e-5, rtol=1e-5)
+
+
+def test_transformer_xl_position_terms_depend_on_the_offset_only() -> None:
+    query, key, w_r, u, v = txl_inputs(length=6, keys=9)
+    _, b, c, d = transformer_xl_scores(query, key, w_r, u, v)
+    for offset in range(-5, 9):  # (d): one value along every diagonal p_i - j = const, whatever the input
+        diagonal = torch.diagonal(d, offset=offset, dim1=-2, dim2=-1)
+        assert (diagonal - diagonal[..., :1]).abs().max() < 1e-5
+    assert (c - c[..., :1, :]).abs().max() == 0  # (c) is the same for every query: u replaces q_i
+    spread = max((torch.diagonal(b, offset=o, dim1=-2, dim2=-1).std(-1)).max().item() for o in range(-4, 8))
+    assert spread > 0.1  # (b) changes along a diagonal with the query's content ...
+    shared = query[:, :, :1].expand_as(query)  # ... and not when every query is the same vector
+    _, b_shared, _, d_shared = transformer_xl_scores(shared, key, w_r, u, v)
+    for offset in range(-5, 9):
+        diagonal = torch.diagonal(b_shared + d_shared, offset=offset, dim1=-2, dim2=-1)
+        assert (diagonal - diagonal[..., :1]).abs().max() < 1e-5
+
+
+def test_transformer_xl_score_is_unchanged_when_every_position_shifts() -> None:
+    """Shifting the queries and the keys by the same amount (a new segment after a cache) changes nothing."""
+    query, key, w_r, u, v = txl_inputs(length=4, keys=4)
+    near = transformer_xl_scores(query, key, w_r, u, v, query_offset=0)
+    shifted_keys = torch.cat([randn(2, 2, 7, 4, seed=9), key], dim=2)  # 7 cached keys before the same 4
+    far = transformer_xl_scores(query, shifted_keys, w_r, u, v, query_offset=7)
+    for a, b in zip(near, far):
+        torch.testing.assert_close(b[..., 7:], a, atol=1e-5, rtol=1e-5)
+
+
+def test_transformer_xl_rejects_mismatched_shapes() -> None:
+    query, key, w_r, u, v = txl_inputs()
+    with pytest.raises(ValueError, match=r"query and key must be \(B, H, L, E\)"):
+        transformer_xl_scores(query, key[..., :3], w_r, u, v)
+    with pytest.raises(ValueError, match=r"w_r must be \(H, D_r, E\) = \(2, D_r, 4\), got \(2, 6, 3\)"):
+        transformer_xl_scores(query, key, w_r[..., :3], u, v)
+    with pytest.raises(ValueError, match=r"v must be \(H, E\)"):
+        transformer_xl_scores(query, key, w_r, u, v[:1])
+
+
+@pytest.mark.parametrize("device", ["cpu", *(["cuda"] if torch.cuda.is_available() else [])])
+def test_transformer_xl_terms_keep_the_inputs_dtype_and_device(device: str) -> None:
+    inputs = [x.to(device, torch.float64) for x in txl_inputs()]
+    terms = transformer_xl_scores(*inputs)
+    reference = transformer_xl_scores(*txl_inputs())  # float32 on the CPU
+    for term, ref in zip(terms, reference):
+        assert term.dtype == torch.float64 and term.device.type == device
+        torch.testing.assert_close(term.cpu().float(), ref, atol=1e-4, rtol=1e-4)

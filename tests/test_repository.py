@@ -440,3 +440,30 @@ def test_the_sites_notebooks_install_the_package_at_one_ref(built_site: Path) ->
         assert len(found) == 1, f"{docname}: {install}"
         refs.add(found[0])
     assert len(refs) == 1, refs
+
+
+def _captioned_calls_not_last(source: str) -> list[int]:
+    """Lines of a cell's top-level ``viz.captioned(...)`` calls that are not its last statement."""
+    import ast
+
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    body = ast.parse(code).body
+    return [statement.lineno for statement in body[:-1]
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and getattr(statement.value.func, "attr", getattr(statement.value.func, "id", "")) == "captioned"]
+
+
+def test_a_captioned_figure_is_the_last_statement_of_its_cell() -> None:
+    """A cell shows only its last expression: a ``viz.captioned(...)`` followed by more code draws
+    nothing, while the prose after it describes the figure (5.3's Linformer figure did that)."""
+    assert _captioned_calls_not_last("fig = 1\nviz.captioned(fig, 'c')\nglue('x', 1)\n") == [2]
+    assert _captioned_calls_not_last("glue('x', 1)\nviz.captioned(fig, 'c')\n") == []
+    hidden = {}
+    for docname, path in PAGES.items():
+        notebook = jupytext.read(path, fmt="md:myst") if path.suffix == ".md" else nbformat.read(path, as_version=4)
+        for index, cell in enumerate(notebook.cells):
+            if cell.cell_type == "code" and "captioned(" in cell.source:
+                if lines := _captioned_calls_not_last(cell.source):
+                    hidden[f"{docname} cell {index}"] = lines
+    assert len([p for p in PAGES.values() if "captioned(" in p.read_text(encoding="utf-8")]) >= 10
+    assert not hidden, f"figures that are not shown (a statement follows viz.captioned): {hidden}"

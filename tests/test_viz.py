@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import helpers.viz as viz
 from helpers.masks import causal_mask, sliding_window_mask
-from helpers.positional import RotaryEmbedding, sinusoidal_encoding
+from helpers.positional import RotaryEmbedding, alibi_bias, alibi_slopes, relative_position_bucket, sinusoidal_encoding
 from helpers.viz import style
 from helpers.viz.heatmaps import axis_labels
 from helpers.viz.site import BOOK_BUILD_ENV
@@ -284,6 +284,103 @@ def test_positional_explorer_rejects_unknown_kind_and_odd_width() -> None:
         viz.positional_encoding_explorer("alibi")
     with pytest.raises(ValueError, match="encoding must have an even number of features"):
         viz.positional_encoding_explorer(encoding=torch.zeros(4, 5))
+
+
+# --- learned_position_explorer, t5_bucket_explorer, alibi_explorer, recent_window ------------------
+
+
+def nan_grid(z) -> np.ndarray:
+    """A heatmap's z with ``None`` (a gap) as NaN."""
+    return np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
+
+
+def test_learned_explorer_draws_the_cosines_and_one_frame_per_reference_position() -> None:
+    table = torch.randn(10, 6, generator=torch.Generator().manual_seed(0))
+    fig = viz.learned_position_explorer(table, trained_positions=4, stride=3)
+    unit = table.double() / table.double().norm(dim=1, keepdim=True)
+    cosine = (unit @ unit.T).numpy()
+    np.testing.assert_allclose(nan_grid(fig.data[0].z), cosine, atol=5e-4)  # rounded to 3 decimals
+    np.testing.assert_allclose(np.diag(cosine), 1.0, atol=1e-12)
+    assert slider_labels(fig) == [f.name for f in fig.frames] == ["0", "3", "6", "9"]
+    for frame in fig.frames:
+        ref = int(frame.name)
+        np.testing.assert_allclose(frame.data[0].y, cosine[ref], atol=5e-4)
+        assert list(frame.data[1].y) == [ref, ref]  # the reference row marked on the heatmap
+    (shaded,) = fig.layout.shapes
+    assert (shaded.x0, shaded.x1) == (3.5, 9.5)  # positions 4 .. 9 were never trained
+
+
+def test_learned_explorer_rejects_zero_rows_and_bad_ranges() -> None:
+    with pytest.raises(ValueError, match="all-zero row at position 2"):
+        viz.learned_position_explorer(torch.ones(4, 3).index_fill(0, torch.tensor([2]), 0.0))
+    with pytest.raises(ValueError, match=r"trained_positions must lie in \[1, 4\], got 5"):
+        viz.learned_position_explorer(torch.ones(4, 3), trained_positions=5)
+    with pytest.raises(ValueError, match="table must have 2 dimensions"):
+        viz.learned_position_explorer(torch.ones(4))
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_t5_explorer_gives_every_cell_of_a_bucket_one_bias(bidirectional: bool) -> None:
+    length, counts = 20, (4, 8, 16)
+    fig = viz.t5_bucket_explorer(length, counts, max_distance=12, bidirectional=bidirectional)
+    assert slider_labels(fig) == [f.name for f in fig.frames] == ["4", "8", "16"]
+    offsets = torch.arange(length)[None, :] - torch.arange(length)[:, None]  # (L, S): j - i
+    for n, frame in zip(counts, fig.frames):
+        bias = np.asarray(frame.data[0].z)
+        bucket = relative_position_bucket(offsets, bidirectional, n, 12).numpy()
+        for b in np.unique(bucket):  # one value per bucket, a different one for each bucket
+            assert len(np.unique(bias[bucket == b])) == 1
+        assert len(np.unique(bias)) == len(np.unique(bucket))
+        line = torch.arange(-(length - 1), length)
+        np.testing.assert_array_equal(frame.data[1].x, line.numpy())
+        np.testing.assert_array_equal(frame.data[1].y, relative_position_bucket(line, bidirectional, n, 12).numpy())
+    np.testing.assert_array_equal(fig.data[0].z, fig.frames[0].data[0].z)  # drawn first: the first step
+
+
+def test_t5_explorer_rejects_no_buckets_and_invalid_settings() -> None:
+    with pytest.raises(ValueError, match="num_buckets must hold at least one"):
+        viz.t5_bucket_explorer(8, ())
+    with pytest.raises(ValueError, match="max_distance"):
+        viz.t5_bucket_explorer(8, (8,), max_distance=2)
+
+
+def test_recent_window_counts_back_from_the_diagonal() -> None:
+    uniform = torch.tril(torch.ones(5, 5))
+    uniform = uniform / uniform.sum(-1, keepdim=True)
+    assert viz.recent_window(uniform, 0.9).tolist() == [1, 2, 3, 4, 5]  # ceil(0.9 (i + 1))
+    assert viz.recent_window(uniform, 0.5).tolist() == [1, 1, 2, 2, 3]
+    weights = random_weights(6, 6, seed=3).tril()
+    weights = weights / weights.sum(-1, keepdim=True)
+    for i, n in enumerate(viz.recent_window(weights, 0.8)):  # brute force: the smallest n that reaches 0.8
+        recent = [weights[i, i - k + 1:i + 1].sum().item() for k in range(1, i + 2)]
+        assert n == next(k for k, mass in enumerate(recent, start=1) if mass >= 0.8 - 1e-9)
+    with pytest.raises(ValueError, match="coverage must lie in"):
+        viz.recent_window(uniform, 0.0)
+    with pytest.raises(ValueError, match="weights must be square"):
+        viz.recent_window(uniform[:3], 0.9)
+
+
+@pytest.mark.parametrize("heads", [8, 6])
+def test_alibi_explorer_draws_each_heads_bias_and_softmax_steepest_first(heads: int) -> None:
+    length = 12
+    fig = viz.alibi_explorer(heads, length)
+    slopes = alibi_slopes(heads, dtype=torch.float64)
+    order = torch.argsort(slopes, descending=True).tolist()
+    assert slider_labels(fig) == [f"1/{1 / slopes[h].item():.3g}" for h in order]
+    bias = alibi_bias(heads, length, length, dtype=torch.float64)[0]  # (H, L, L)
+    weights = torch.softmax(bias, dim=-1)
+    future = np.triu(np.ones((length, length), dtype=bool), k=1)
+    widths = []
+    for h, frame in zip(order, fig.frames):
+        drawn_bias, drawn_weights = nan_grid(frame.data[0].z), nan_grid(frame.data[1].z)
+        assert np.isnan(drawn_bias[future]).all() and np.isnan(drawn_weights[future]).all()  # masked: no cell
+        np.testing.assert_allclose(drawn_bias[~future], bias[h].numpy()[~future], atol=5e-3)
+        np.testing.assert_allclose(drawn_weights[~future], weights[h].numpy()[~future], atol=5e-4)
+        window = viz.recent_window(weights[h])
+        np.testing.assert_allclose(frame.data[2].x, np.arange(length) - window + 0.5)
+        widths.append(window[-1])
+        assert f"its last {window[-1]} keys" in frame.layout.title.text
+    assert widths == sorted(widths) and widths[0] < widths[-1]  # gentler slope, wider window
 
 
 # --- training_replay ------------------------------------------------------------------------------
@@ -650,7 +747,10 @@ def test_captioned_figure_on_the_site_is_one_figure_with_its_caption_and_text_al
     page = output.data["text/html"]
     assert page.count("<figure") == 1 and 'class="book-figure"' in page and "Plotly.newPlot" in page
     assert "<figcaption>The loss falls &amp; keeps falling.</figcaption>" in page
-    assert 'role="img" aria-label="A line falling from 3 to 1 over 3 steps."' in page
+    # named by its title, described by the text alternative (a group, not an image: it holds controls)
+    assert re.search(r'<div class="book-plotly" role="group" aria-label="Loss falls" aria-describedby="(fig-\w+)-alt">'
+                     r'<p id="\1-alt" class="book-figure-alt" [^>]*>A line falling from 3 to 1 over 3 steps\.</p>',
+                     page)
     monkeypatch.delenv(BOOK_BUILD_ENV)
     monkeypatch.setattr(pio.renderers, "default", "book")  # what setup_book() chooses in a kernel
     with capture_output() as live:  # JupyterLab/Colab: the figure as usual, then the caption as text
@@ -682,5 +782,5 @@ def test_captioned_html_view_is_wrapped_in_the_same_figure(monkeypatch) -> None:
         view = viz.captioned(HTML("<div class='view'>lines</div>"), "Heads differ.", alt="Lines between tokens.")
         view._ipython_display_()
     page = site.outputs[0].data["text/html"]
-    assert page.startswith('<figure class="book-figure"><div role="img" aria-label="Lines between tokens.">')
+    assert page.startswith('<figure class="book-figure"><div role="group" aria-label="Lines between tokens.">')
     assert "<div class='view'>lines</div>" in page and "<figcaption>Heads differ.</figcaption></figure>" in page

@@ -1,11 +1,25 @@
-/* The book's figures on paper (registered in _config.yml, sphinx.config.html_js_files; the print
- * rules themselves are in book.css).
+/* The book's own script, on every page (registered in _config.yml, sphinx.config.html_js_files).
  *
- * When the reader prints (Ctrl+P, or Chromium's print to PDF), each Plotly figure of the page
- * prints at its opening state (the step or menu entry it showed when the page opened, whatever
- * the reader has moved since), in the light theme, and no wider than the printed column; after
- * printing, the figure comes back as the reader left it. Plotly redraws synchronously inside the
- * "beforeprint" event, before the browser lays the page out for paper.
+ * 1. Paper: the figures print at their opening state (the print rules themselves are in book.css).
+ *    When the reader prints (Ctrl+P, or Chromium's print to PDF), each Plotly figure of the page
+ *    prints at its opening state (the step or menu entry it showed when the page opened, whatever
+ *    the reader has moved since), in the light theme, and no wider than the printed column; after
+ *    printing, the figure comes back as the reader left it. Plotly redraws synchronously inside the
+ *    "beforeprint" event, before the browser lays the page out for paper.
+ * 2. Keyboard and screen readers (WCAG 2.1.1, 4.1.2): Plotly draws its sliders and menus in SVG,
+ *    where they cannot be focused. Each slider becomes a focusable role="slider" (value, range and
+ *    the step's label as its text) that the arrow keys, Home, End, Page Up and Page Down move
+ *    through Plotly's own step mechanism (the slider's `active` and the step's method and args,
+ *    what a click does); each menu's header and entries become focusable buttons that Enter and
+ *    Space press (the same click Plotly listens for), the arrow keys move between the entries of
+ *    an open dropdown and Escape closes it. A figure described by a sentence (helpers.viz's text
+ *    alternative) hides its plot area's SVG from screen readers: the sentence stands in for it.
+ *    The same pass names what the theme and third-party views leave unnamed (the sidebar's
+ *    disclosure toggles, BertViz's layer menu, ipywidgets' slider handles), puts the primary
+ *    sidebar in a landmark, gives the bibliography's entries their list role, and makes every
+ *    region that scrolls focusable so that a keyboard can scroll it.
+ * Checked by tests/book/test_browser.py (print) and tests/book/test_accessibility.py (axe-core on
+ * every page, the keyboard).
  */
 (function () {
   "use strict";
@@ -75,4 +89,288 @@
     saved.forEach(function (state) { window.Plotly.react(state.gd, state.data, state.layout); });
     saved = [];
   });
+})();
+
+/* --- 2. Keyboard and screen readers --------------------------------------------------------- */
+(function () {
+  "use strict";
+  var STEP_KEYS = {ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1};
+  var FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
+
+  function plain(text) {
+    return String(text === undefined || text === null ? "" : text).replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim();
+  }
+  function set(element, name, value) {
+    value = String(value);
+    if (element.getAttribute(name) !== value) { element.setAttribute(name, value); }
+  }
+  function title(gd) {
+    var t = gd._fullLayout && gd._fullLayout.title;
+    return plain(t && t.text);
+  }
+
+  // --- sliders ---
+  function sliderOptions(group) { return group.__data__ || null; }  // Plotly binds the slider's full options
+
+  function stepText(options, index) {
+    var step = options.steps[index] || {}, current = options.currentvalue || {};
+    var label = plain(step.label !== undefined ? step.label : step.value);
+    return plain((current.prefix || "") + label + (current.suffix || ""));
+  }
+
+  function visibleSteps(options) {
+    var visible = [];
+    options.steps.forEach(function (step, i) { if (step.visible !== false) { visible.push(i); } });
+    return visible;
+  }
+
+  function moveSlider(gd, group, key) {
+    var options = sliderOptions(group);
+    if (!options || !window.Plotly) { return false; }
+    var index = options._index, visible = visibleSteps(options);
+    var pending = gd.__bookSliderTarget && gd.__bookSliderTarget[index];
+    var from = visible.indexOf(pending !== undefined ? pending : options.active);
+    var page = Math.max(1, Math.round(visible.length / 10)), to;
+    if (key in STEP_KEYS) { to = from + STEP_KEYS[key]; }
+    else if (key === "PageUp") { to = from + page; }
+    else if (key === "PageDown") { to = from - page; }
+    else if (key === "Home") { to = 0; }
+    else if (key === "End") { to = visible.length - 1; }
+    else { return false; }
+    to = Math.max(0, Math.min(visible.length - 1, to));
+    if (to === from || from < 0 && to < 0) { return true; }
+    var target = visible[to];
+    gd.__bookSliderTarget = gd.__bookSliderTarget || {};
+    gd.__bookSliderTarget[index] = target;
+    // What a click on the rail does: the slider's `active`, then the step's own call (an animation
+    // to a frame, or Plotly.update/restyle/relayout with the step's args).
+    var update = {};
+    update["sliders[" + index + "].active"] = target;
+    gd.__bookQueue = (gd.__bookQueue || Promise.resolve()).then(function () {
+      var step = gd.layout.sliders[index].steps[target];
+      return window.Plotly.relayout(gd, update).then(function () {
+        var method = step.method;
+        if (method && method !== "skip" && step.execute !== false && typeof window.Plotly[method] === "function") {
+          return window.Plotly[method].apply(null, [gd].concat(step.args || []));
+        }
+      });
+    }).then(function () {
+      if (gd.__bookSliderTarget[index] === target) { delete gd.__bookSliderTarget[index]; }
+      enhance(gd);
+    }, function () { delete gd.__bookSliderTarget[index]; });
+    return true;
+  }
+
+  function enhanceSlider(gd, group) {
+    var options = sliderOptions(group);
+    if (!options || !options.steps || !options.steps.length) { return; }
+    var prefix = plain(options.currentvalue && options.currentvalue.prefix).replace(/[\s:=]+$/, "");
+    set(group, "tabindex", "0");
+    set(group, "role", "slider");
+    set(group, "aria-label", prefix || title(gd) || "Step");
+    set(group, "aria-orientation", "horizontal");
+    set(group, "aria-valuemin", 0);
+    set(group, "aria-valuemax", options.steps.length - 1);
+    set(group, "aria-valuenow", options.active || 0);
+    set(group, "aria-valuetext", stepText(options, options.active || 0));
+    if (!group.__bookKeys) {
+      group.__bookKeys = true;
+      group.addEventListener("keydown", function (event) {
+        if (event.altKey || event.ctrlKey || event.metaKey) { return; }
+        if (moveSlider(gd, group, event.key)) { event.preventDefault(); event.stopPropagation(); }
+      });
+    }
+  }
+
+  // --- menus (dropdowns and button rows) ---
+  // Plotly draws each menu as a header group bound to the menu's options; a dropdown's entries go
+  // into the one list of the figure's menus (its "updatemenu-active-index" says which menu is open),
+  // a button row's entries into the header group itself.
+  function click(element) {
+    element.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, view: window}));
+  }
+  function dropdownList(group) {
+    var container = group.closest(".updatemenu-container");
+    return container && container.querySelector(".updatemenu-dropdown-button-group");
+  }
+  function isOpen(group) {
+    var list = dropdownList(group), options = group.__data__ || {};
+    return !!list && list.getAttribute("updatemenu-active-index") === String(options._index);
+  }
+  function entries(group) {
+    var options = group.__data__ || {};
+    var holder = options.type === "buttons" ? group : (isOpen(group) ? dropdownList(group) : null);
+    return holder ? Array.prototype.slice.call(holder.querySelectorAll(".updatemenu-dropdown-button, .updatemenu-button")) : [];
+  }
+  function focusEntry(group, wanted) {
+    var list = entries(group);
+    if (list.length) { list[Math.max(0, Math.min(list.length - 1, wanted))].focus(); }
+  }
+  function activeEntry(group) {
+    var list = entries(group);
+    var found = list.findIndex(function (entry) { return entry.getAttribute("aria-pressed") === "true"; });
+    return Math.max(0, found);
+  }
+
+  function enhanceMenu(gd, group) {
+    var options = group.__data__ || {}, count = (options.buttons || []).length;
+    var header = group.querySelector(".updatemenu-header");
+    if (header) {
+      var current = header.querySelector(".updatemenu-item-text");
+      set(header, "tabindex", "0");
+      set(header, "role", "button");
+      set(header, "aria-expanded", isOpen(group) ? "true" : "false");
+      set(header, "aria-label", "Menu: " + plain(current ? current.textContent : "") + " (" + count + " choices)");
+      if (!header.__bookKeys) {
+        header.__bookKeys = true;
+        header.addEventListener("keydown", function (event) {
+          if (event.key !== "Enter" && event.key !== " " && event.key !== "ArrowDown") { return; }
+          event.preventDefault();
+          event.stopPropagation();
+          if (!(event.key === "ArrowDown" && isOpen(group))) { click(header); }  // opens or folds the list
+          enhance(gd);
+          if (isOpen(group)) { focusEntry(group, activeEntry(group)); }
+        });
+      }
+    }
+    entries(group).forEach(function (entry, i) {
+      var index = (options.buttons || []).indexOf(entry.__data__);  // Plotly binds each entry's options
+      set(entry, "tabindex", "0");
+      set(entry, "role", "button");
+      set(entry, "aria-pressed", options.active === (index >= 0 ? index : i) ? "true" : "false");
+      var text = entry.querySelector(".updatemenu-item-text");
+      set(entry, "aria-label", plain(text ? text.textContent : ""));
+      if (entry.__bookKeys) { return; }
+      entry.__bookKeys = true;
+      entry.addEventListener("keydown", function (event) {
+        var list = entries(group), at = list.indexOf(entry);
+        var moves = {ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1};
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          event.stopPropagation();
+          click(entry);  // Plotly runs the entry's method with its args, and folds a dropdown
+          enhance(gd);
+          if (header) { header.focus(); }
+        } else if (event.key in moves) {
+          event.preventDefault();
+          focusEntry(group, at + moves[event.key]);
+        } else if (event.key === "Home" || event.key === "End") {
+          event.preventDefault();
+          focusEntry(group, event.key === "Home" ? 0 : list.length - 1);
+        } else if (event.key === "Escape" && header) {
+          event.preventDefault();
+          click(header);  // folds the dropdown
+          enhance(gd);
+          header.focus();
+        }
+      });
+    });
+  }
+
+  // --- a figure ---
+  function enhance(gd) {
+    if (!gd || !gd._fullLayout) { return; }
+    var wrapper = gd.closest(".book-plotly");
+    if (wrapper && wrapper.getAttribute("aria-describedby")) {
+      // The plot area (axes, traces) and the hover layer hold nothing to operate: the sentence
+      // of the text alternative stands in for them. The controls' layer stays exposed.
+      gd.querySelectorAll("svg.main-svg").forEach(function (svg) {
+        if (!svg.querySelector(".slider-group, .updatemenu-container, .legend") && !svg.querySelector(FOCUSABLE)) {
+          set(svg, "aria-hidden", "true");
+        }
+      });
+    }
+    gd.querySelectorAll(".slider-group").forEach(function (group) { enhanceSlider(gd, group); });
+    gd.querySelectorAll(".updatemenu-header-group").forEach(function (group) { enhanceMenu(gd, group); });
+    if (!gd.__bookEvents && typeof gd.on === "function") {
+      gd.__bookEvents = true;
+      ["plotly_afterplot", "plotly_sliderchange", "plotly_animated", "plotly_buttonclicked", "plotly_relayout"]
+        .forEach(function (name) { gd.on(name, function () { schedule(); }); });
+    }
+  }
+
+  // --- what the theme and third-party views leave unnamed ---
+  function fixPage() {
+    // The primary sidebar (the book's title, the search button, the table of contents) is in no
+    // landmark: a navigation landmark of its own, so that all of the page is in one.
+    var sidebar = document.getElementById("pst-primary-sidebar");
+    if (sidebar && !sidebar.getAttribute("role")) {
+      set(sidebar, "role", "navigation");
+      set(sidebar, "aria-label", "Book");
+    }
+    // The sidebar's disclosure toggles (an icon only): named after the chapter they open.
+    document.querySelectorAll(".bd-sidebar details > summary, .bd-sidenav details > summary").forEach(function (summary) {
+      if (plain(summary.textContent) || summary.getAttribute("aria-label")) { return; }
+      var item = summary.closest("li"), link = item && item.querySelector(":scope > a");
+      set(summary, "aria-label", "Sections of " + (link ? plain(link.textContent) : "this chapter"));
+    });
+    // docutils' citation list: its entries carry the deprecated role doc-biblioentry, not allowed
+    // on a div, so the list appears to hold links, not items.
+    document.querySelectorAll("[role='list'] > .citation[role='doc-biblioentry']").forEach(function (entry) {
+      set(entry, "role", "listitem");
+    });
+    // Sphinx's module index nests a <ul> right inside a <ul>: into the item it belongs to.
+    document.querySelectorAll(".bd-article ul > ul").forEach(function (list) {
+      var item = list.previousElementSibling;
+      if (item && item.tagName === "LI") { item.appendChild(list); }
+    });
+    // Menus of third-party views (BertViz's "Layer:" select) named by the text before them.
+    document.querySelectorAll(".bd-article select:not([aria-label]):not([aria-labelledby])").forEach(function (select) {
+      if (select.labels && select.labels.length) { return; }
+      var before = select.previousSibling;
+      var text = before && before.nodeType === 3 ? plain(before.textContent).replace(/:$/, "") : "";
+      set(select, "aria-label", text || plain(select.id || select.name) || "Choice");
+    });
+    // ipywidgets' sliders: the handle (role="slider") named by its widget's label.
+    document.querySelectorAll(".widget-slider [role='slider']:not([aria-label]):not([aria-labelledby])").forEach(function (handle) {
+      var widget = handle.closest(".widget-slider"), label = widget && widget.querySelector(".widget-label");
+      set(handle, "aria-label", (label && plain(label.textContent)) || "Slider");
+    });
+    document.querySelectorAll(".book-plotly-figure").forEach(enhance);
+  }
+
+  // Regions that scroll (wide tables, code, math, BertViz views) take the keyboard's focus so that
+  // the arrow keys can scroll them, unless something inside can (WCAG 2.1.1).
+  var SCROLLERS = ".bd-article :is(pre, table, div.cell_output, .pst-scrollable-table-container, div.math, " +
+    "mjx-container[display='true'], .book-bertviz, .output)";
+  function fixScrollers() {
+    document.querySelectorAll(SCROLLERS).forEach(function (element) {
+      if (element.hasAttribute("tabindex") && !element.__bookScroller) { return; }  // the theme's own choice
+      var style = getComputedStyle(element);
+      var scrolls = (/auto|scroll/.test(style.overflowX) && element.scrollWidth > element.clientWidth + 1) ||
+        (/auto|scroll/.test(style.overflowY) && element.scrollHeight > element.clientHeight + 1);
+      var reachable = scrolls && element.querySelector(FOCUSABLE);
+      if (scrolls && !reachable) {
+        element.__bookScroller = true;
+        set(element, "tabindex", "0");
+      } else if (element.__bookScroller) {
+        element.removeAttribute("tabindex");
+        element.__bookScroller = false;
+      }
+    });
+  }
+
+  // One pass per animation frame at most; the scroll check (it reads the layout) at most twice a
+  // second, and once more after the last change.
+  var scheduled = false, scrollTimer = null;
+  function schedule() {
+    if (scheduled) { return; }
+    scheduled = true;
+    window.requestAnimationFrame(function () {
+      scheduled = false;
+      fixPage();
+      if (scrollTimer === null) {
+        scrollTimer = setTimeout(function () { scrollTimer = null; fixScrollers(); }, 500);
+      }
+    });
+  }
+
+  window.bookFigures = {enhance: enhance, moveSlider: moveSlider};
+  document.addEventListener("DOMContentLoaded", function () {
+    schedule();
+    // Views drawn later (widgets, BertViz, Plotly's redraws) are named as they appear.
+    new MutationObserver(schedule).observe(document.body, {childList: true, subtree: true});
+  });
+  window.addEventListener("load", function () { schedule(); fixScrollers(); });
+  window.addEventListener("resize", schedule);
 })();

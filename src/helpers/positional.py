@@ -31,6 +31,7 @@ __all__ = [
     "T5RelativeBias",
     "alibi_slopes",
     "alibi_bias",
+    "transformer_xl_scores",
     "RotaryEmbedding",
     "rotate_half",
     "apply_rotary_pos_emb",
@@ -364,6 +365,85 @@ def alibi_bias(
     if is_causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))  # (H, L, S)
     return bias.unsqueeze(0).to(dtype)  # (1, H, L, S)
+
+
+def transformer_xl_scores(
+    query: Tensor,
+    key: Tensor,
+    w_r: Tensor,
+    u: Tensor,
+    v: Tensor,
+    *,
+    query_offset: int | None = None,
+    base: float = 10000.0,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The four terms of Transformer-XL's relative attention score, one tensor each.
+
+    With ``q_i`` the query at position ``p_i``, ``k_j`` the key at position ``j`` and ``R_{p_i-j}``
+    the sinusoidal encoding of the offset (:func:`sinusoidal_encoding`'s interleaved layout,
+    extended to negative offsets by the same formula; the paper's code puts the sines before the
+    cosines, a fixed permutation that the learned ``W_R`` absorbs), the score is the sum of
+
+    - (a) content-content ``q_i . k_j``,
+    - (b) content-position ``q_i . W_R R_{p_i-j}``: what this query wants at that distance,
+    - (c) global content bias ``u . k_j``: how much any query wants this key,
+    - (d) global position bias ``v . W_R R_{p_i-j}``: how much any query wants that distance.
+
+    Only the offset ``p_i - j`` enters, never ``p_i`` or ``j`` alone, so (d) is the same along every
+    diagonal and (b) changes along one only with the query's content; this is what let
+    Transformer-XL reuse the keys of a cached segment. The terms are not scaled or masked: the
+    paper divides their sum by ``sqrt(E)`` and masks keys after the query. A readable version
+    that builds ``W_R R`` for every (query, key) pair, not the paper's "relative shift" trick.
+
+    Paper: Dai et al., 2019, "Transformer-XL: Attentive Language Models Beyond a Fixed-Length
+    Context", section 3.3 (terms (a)-(d) of the relative score). Explained in chapter 6.5.
+
+    Args:
+        query: ``q_i = W_q x_i`` per head.
+        key: ``k_j = W_{k,E} x_j`` per head.
+        w_r: ``W_{k,R}``, projecting an offset's ``D_r``-dimensional sinusoid to each head.
+        u: the learned global content bias per head.
+        v: the learned global position bias per head.
+        query_offset: position of the first query; ``S - L`` when ``None`` (the queries are the
+            last ``L`` positions, after ``S - L`` cached ones).
+        base: the sinusoid's wavelength scale.
+
+    Returns:
+        ``(a, b, c, d)``, the four terms in the order of the paper; their sum is the score.
+
+    Shape:
+        query: ``(B, H, L, E)``; key: ``(B, H, S, E)``; w_r: ``(H, D_r, E)``; u, v: ``(H, E)``;
+        each output: ``(B, H, L, S)``.
+
+    Raises:
+        ValueError: If the shapes do not fit together (the message names the argument).
+    """
+    if query.dim() != 4 or key.dim() != 4 or query.shape[:2] != key.shape[:2] or query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"query and key must be (B, H, L, E) and (B, H, S, E), got query {tuple(query.shape)} "
+                         f"and key {tuple(key.shape)}")
+    _, num_heads, query_length, head_dim = query.shape
+    key_length = key.shape[2]
+    if w_r.dim() != 3 or w_r.shape[0] != num_heads or w_r.shape[2] != head_dim:
+        raise ValueError(f"w_r must be (H, D_r, E) = ({num_heads}, D_r, {head_dim}), got {tuple(w_r.shape)}")
+    for name, bias in (("u", u), ("v", v)):
+        if bias.shape != (num_heads, head_dim):
+            raise ValueError(f"{name} must be (H, E) = ({num_heads}, {head_dim}), got {tuple(bias.shape)}")
+    if query_offset is None:
+        query_offset = key_length - query_length
+    query_position = torch.arange(query_offset, query_offset + query_length, device=query.device)  # (L,)
+    offset = query_position[:, None] - torch.arange(key_length, device=query.device)[None, :]  # (L, S): p_i - j
+    table = sinusoidal_encoding(int(offset.abs().max()) + 1, w_r.shape[1], base=base, device=query.device,
+                                dtype=query.dtype)  # (P, D_r)
+    r = table[offset.abs()]  # (L, S, D_r): R_{|p_i - j|}
+    sign = torch.ones(w_r.shape[1], dtype=query.dtype, device=query.device)
+    sign[0::2] = -1.0  # sin(-x) = -sin(x) on the even features, cos(-x) = cos(x) on the odd ones
+    r = torch.where((offset < 0)[..., None], r * sign, r)  # (L, S, D_r): R_{p_i - j}
+    relative_key = torch.einsum("lsd,hde->hlse", r, w_r)  # (H, L, S, E): W_R R_{p_i - j}
+    content = query @ key.transpose(-2, -1)  # (B, H, L, S)
+    content_position = torch.einsum("bhle,hlse->bhls", query, relative_key)  # (B, H, L, S)
+    content_bias = torch.einsum("he,bhse->bhs", u, key)[:, :, None, :].expand_as(content)  # (B, H, L, S)
+    position_bias = torch.einsum("he,hlse->hls", v, relative_key)[None].expand_as(content)  # (B, H, L, S)
+    return content, content_position, content_bias, position_bias
 
 
 # ----------------------------------------------------------------------------------------------

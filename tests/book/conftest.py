@@ -28,9 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
        "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 
 MEASUREMENTS: list[str] = []
 """Lines for the terminal summary (tests append to it)."""
@@ -68,8 +65,13 @@ def book_build() -> Build:
 
 
 @pytest.fixture(scope="session")
-def built_html(book_build: Build) -> Path:
-    """The built site; fails the test when the build did not get as far as writing its pages."""
+def built_html(request: pytest.FixtureRequest) -> Path:
+    """The built site; fails the test when the build did not get as far as writing its pages.
+    ``BOOK_SITE`` (a built ``_build/html``) tests that site instead, with no build: for checking a
+    page while working on it; the build's own tests still build."""
+    if os.environ.get("BOOK_SITE"):
+        return Path(os.environ["BOOK_SITE"]).resolve()
+    book_build = request.getfixturevalue("book_build")
     if "build finished" not in book_build.log and "build succeeded" not in book_build.log:
         pytest.fail(f"the book build did not finish (exit {book_build.returncode}):\n{book_build.log[-3000:]}")
     return book_build.html
@@ -134,21 +136,6 @@ def site(built_html: Path) -> Iterator[Site]:
         yield Site(built_html, f"http://127.0.0.1:{server.server_address[1]}", errors)
     finally:
         server.shutdown()
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[object]:
-    """Debian's headless Chromium driven by Playwright (never a downloaded browser)."""
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -17,6 +17,10 @@ the reference is computed outside that block. The messages name the typical mist
   half-split table, and RoPE applied to the values); the checker says which bug is left.
 - :func:`check_extrapolation_ranking`: the reader's accuracy past twice the training length, and
   the ranking of the encodings they predicted before the run.
+
+Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
+and writes its verdict from ``MESSAGES``, this chapter's part of the checkers' catalogue
+(:mod:`helpers.exercises.messages`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from torch import Tensor
 
 from helpers.exercises import CheckResult
 from helpers.exercises.guard import PackageCallError, delegation_verdict, package_disabled, public_name
+from helpers.exercises.messages import LANGUAGES, phrase, register
 from helpers.exercises.reader import allclose, as_tensor, call_reader_function, call_without_package, reader_globals
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
@@ -37,7 +42,237 @@ from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_hal
 __all__ = ["check_decode_step", "check_cache_bytes", "check_rope", "buggy_rope_attention", "check_rope_fix",
            "check_extrapolation_ranking"]
 
-
+MESSAGES = {
+    # What a checker expected the reader's function to return (a field of the shared reader.* messages).
+    "ch06_memory.what.new_output": {"en": "output of the new token, shape (B, 1, D)",
+                                    "zh": "新词元的输出（形状 (B, 1, D)）"},
+    "ch06_memory.what.rotated": {"en": "rotated tensor, same shape as x", "zh": "旋转后的张量（形状与 x 相同）"},
+    "ch06_memory.what.output": {"en": "attention output, shape (B, L, D)", "zh": "注意力的输出（形状 (B, L, D)）"},
+    # Exercise 1: one decoding step with a KV cache.
+    "ch06_memory.decode.where": {
+        "en": "(d_model={d_model}, {heads} query heads, {kv_heads} key/value heads, prompt of {prefix})",
+        "zh": "（d_model={d_model}，{heads} 个查询头，{kv_heads} 个键/值头，提示词长 {prefix}）"},
+    "ch06_memory.decode.step_shape": {
+        "en": "{where}: each step must return (B, 1, D) = (2, 1, {d_model}), got {got}",
+        "zh": "{where}：每一步都应返回 (B, 1, D) = (2, 1, {d_model})，得到的是 {got}"},
+    "ch06_memory.decode.prompt_only": {
+        "en": "{where}: the cache still holds the {prefix} prompt tokens after {steps} steps: the new key and value "
+              "are never appended to the cache: each token sees the prompt and itself, not the tokens decoded before "
+              "it. Call cache.update(k, v) every step",
+        "zh": "{where}：解码了 {steps} 步，缓存里仍然只有提示词的 {prefix} 个词元：新的键和值从未追加进缓存，"
+              "于是每个词元只看得到提示词和它自己，看不到在它之前解码出的词元。每一步都要调用 cache.update(k, v)"},
+    "ch06_memory.decode.cache_length": {
+        "en": "{where}: the outputs are right but the cache holds {seq_len} positions instead of {length}: append "
+              "each new key and value once",
+        "zh": "{where}：输出是对的，但缓存里有 {seq_len} 个位置，而不是 {length} 个：每个新的键和值只追加一次"},
+    "ch06_memory.decode.cache_content": {
+        "en": "{where}: the outputs are right but the cache does not hold what a full pass stores: the rotated keys "
+              "(rotate the new key at its position, then append; a key's rotation never changes) and the plain values",
+        "zh": "{where}：输出是对的，但缓存里存的不是完整前向计算所存的内容。缓存应存旋转后的键（先按新键所在的位置"
+              "旋转，再追加；键的旋转一经确定就不再改变）和未经旋转的值"},
+    "ch06_memory.decode.too_long": {
+        "en": "{where}: the cache holds {seq_len} positions after decoding up to {length}: each step must append its "
+              "key and value exactly once",
+        "zh": "{where}：解码到长度 {length} 时，缓存里却有 {seq_len} 个位置：每一步都必须把自己的键和值恰好追加一次"},
+    "ch06_memory.decode.no_append": {
+        "en": "{where}: the new key and value are never appended to the cache: each token sees the prompt and "
+              "itself, not the tokens decoded before it. Call cache.update(k, v) every step",
+        "zh": "{where}：新的键和值从未追加进缓存，于是每个词元只看得到提示词和它自己，看不到在它之前解码出的词元。"
+              "每一步都要调用 cache.update(k, v)"},
+    "ch06_memory.decode.position_zero": {
+        "en": "{where}: position offset error: the new token is rotated as if it sat at position 0. Its position is "
+              "the number of tokens already cached: rope(1, offset=cache.seq_len)",
+        "zh": "{where}：位置偏移错误：新词元是按位置 0 旋转的。它的位置应是缓存里已有的词元数："
+              "rope(1, offset=cache.seq_len)"},
+    "ch06_memory.decode.position_after": {
+        "en": "{where}: position offset error by one: you read cache.seq_len after appending, so the new token is "
+              "rotated one position too far. Take the position before cache.update",
+        "zh": "{where}：位置偏移差了一：你在追加之后才读取 cache.seq_len，于是新词元多转了一个位置。"
+              "应在调用 cache.update 之前取位置"},
+    "ch06_memory.decode.top_left": {
+        "en": "{where}: the causal mask hides the cache from the new query: a causal mask built for one query and S "
+              "keys (is_causal=True in F.scaled_dot_product_attention, tril(ones(1, S))) is aligned top-left and "
+              "lets it see key 0 only. The last token may see every cached key: no mask is needed for a single new "
+              "query",
+        "zh": "{where}：因果掩码把缓存挡在了新查询之外：为 1 个查询和 S 个键构造的因果掩码"
+              "（F.scaled_dot_product_attention 中的 is_causal=True，或 tril(ones(1, S))）以左上角对齐，"
+              "只让它看到第 0 个键。最后一个词元可以看到所有缓存的键：单个新查询不需要掩码"},
+    "ch06_memory.decode.tile": {
+        "en": "{where}: with fewer key/value heads, query head h must use key/value head h // (H / H_kv) "
+              "(repeat_interleave, or helpers.repeat_kv); you used h % H_kv (.repeat)",
+        "zh": "{where}：键/值头较少时，第 h 个查询头应使用第 h // (H / H_kv) 个键/值头"
+              "（用 repeat_interleave 或 helpers.repeat_kv）；你用的是 h % H_kv（.repeat）"},
+    "ch06_memory.decode.differs": {
+        "en": "{where}: the outputs differ from the full causal pass (max |diff| {diff:.2e}); check the rotation of "
+              "q and k, the scale 1/√head_dim, the softmax over the keys and the output projection",
+        "zh": "{where}：输出与完整的因果前向计算不同（最大 |差值| 为 {diff:.2e}）；请检查 q 和 k 的旋转、"
+              "缩放因子 1/√head_dim、沿键方向的 softmax 以及输出投影"},
+    "ch06_memory.decode.passed": {
+        "en": "each step's output equals the full causal pass, and the cache ends up holding exactly the keys and "
+              "values of a full pass: the new token's position is the cache's length, and a single new query may "
+              "see every cached key.",
+        "zh": "每一步的输出都与完整的因果前向计算相同，缓存最后存下的也恰好是完整前向计算的键和值："
+              "新词元的位置就是缓存的长度，单个新查询可以看到所有缓存的键。"},
+    # Exercise 2: the KV cache of a real model.
+    "ch06_memory.cache.not_number": {
+        "en": "return a number of bytes (an int), got {type} ({value})",
+        "zh": "应返回字节数（一个 int），得到的是 {type}（{value}）"},
+    "ch06_memory.cache.passed": {
+        "en": "2 (keys and values) × layers × batch × key/value heads × length × head_dim × bytes per element. The "
+              "{name} model at batch 8 and 4096 tokens in float16 holds {gib:.0f} GiB of cache; with 64 key/value "
+              "heads it would be {gib_mha:.0f} GiB.",
+        "zh": "2（键和值）× 层数 × 批大小 × 键/值头数 × 序列长度 × head_dim × 每个元素的字节数。"
+              "{name} 模型在批大小 8、4096 个词元、float16 下的缓存有 {gib:.0f} GiB；"
+              "若有 64 个键/值头，就是 {gib_mha:.0f} GiB。"},
+    "ch06_memory.cache.one_of_two": {
+        "en": "you counted keys or values, not both: the cache stores a key and a value vector, the factor 2",
+        "zh": "你只算了键或值，没有两者都算：缓存既存键向量，也存值向量，这就是因子 2"},
+    "ch06_memory.cache.one_layer": {
+        "en": "you counted one layer: every layer keeps its own keys and values (× num_layers)",
+        "zh": "你只算了一层：每一层都保存自己的键和值（× num_layers）"},
+    "ch06_memory.cache.query_heads": {
+        "en": "you used the query heads: the cache holds num_kv_heads heads, which is the whole point of MQA and GQA",
+        "zh": "你用的是查询头数：缓存里存的是 num_kv_heads 个头，这正是 MQA 和 GQA 的用意所在"},
+    "ch06_memory.cache.elements": {
+        "en": "you counted elements, not bytes: multiply by dtype.itemsize (4 for float32, 2 for bfloat16/float16, "
+              "1 for float8)",
+        "zh": "你算的是元素个数，不是字节数：要乘以 dtype.itemsize"
+              "（float32 为 4，bfloat16/float16 为 2，float8 为 1）"},
+    "ch06_memory.cache.four_bytes": {
+        "en": "you assumed 4 bytes per element whatever the dtype: use dtype.itemsize (2 for bfloat16/float16, 1 for "
+              "float8)",
+        "zh": "你不管 dtype 是什么，都按每个元素 4 字节算：应使用 dtype.itemsize"
+              "（bfloat16/float16 为 2，float8 为 1）"},
+    "ch06_memory.cache.two_bytes": {
+        "en": "you assumed 2 bytes per element whatever the dtype: use dtype.itemsize (4 for float32, 1 for float8)",
+        "zh": "你不管 dtype 是什么，都按每个元素 2 字节算：应使用 dtype.itemsize（float32 为 4，float8 为 1）"},
+    "ch06_memory.cache.bits": {
+        "en": "you counted bits: dtype.itemsize is already in bytes",
+        "zh": "你算的是比特数：dtype.itemsize 的单位已经是字节"},
+    "ch06_memory.cache.wrong": {
+        "en": "{name} ({layers} layers, {heads} query and {kv_heads} key/value heads of {head_dim}, {seq_len} tokens, "
+              "batch {batch}, {dtype}): expected {expected:,} bytes, got {got:,.0f}",
+        "zh": "{name}（{layers} 层，{heads} 个查询头和 {kv_heads} 个键/值头，每个头 {head_dim} 维，{seq_len} 个词元，"
+              "批大小 {batch}，{dtype}）：应为 {expected:,} 字节，得到的是 {got:,.0f}"},
+    # Exercise 3: RoPE from scratch.
+    "ch06_memory.rope.output_shape": {
+        "en": "the output must have the shape of x, {expected}, got {got}",
+        "zh": "输出的形状必须与 x 相同，即 {expected}，得到的是 {got}"},
+    "ch06_memory.rope.shape": {
+        "en": "expected the shape of x, {expected}, got {got}",
+        "zh": "形状应与 x 相同，即 {expected}，得到的是 {got}"},
+    "ch06_memory.rope.where": {"en": "(E = {e}, positions {positions})", "zh": "（E = {e}，位置 {positions}）"},
+    "ch06_memory.rope.unrotated": {
+        "en": "{where}: x came back unrotated: rotate each pair (x_i, x_(i+E/2)) by position·θ_i",
+        "zh": "{where}：x 原样返回，没有旋转：应把每一对 (x_i, x_(i+E/2)) 旋转 position·θ_i"},
+    "ch06_memory.rope.interleaved": {
+        "en": "{where}: you paired neighbours (x_2i, x_2i+1), the paper's interleaved convention. It is a valid RoPE, "
+              "but the package (like GPT-NeoX and Llama) pairs x_i with x_(i+E/2): half-split. Mixing the two is "
+              "exercise 4's bug",
+        "zh": "{where}：你把相邻的 (x_2i, x_2i+1) 配成一对，这是论文里的交错约定。它也是合法的 RoPE，"
+              "但本包（和 GPT-NeoX、Llama 一样）把 x_i 与 x_(i+E/2) 配对，即对半拆分。两种约定混用，"
+              "正是练习 4 里的 bug"},
+    "ch06_memory.rope.wrong_way": {
+        "en": "{where}: you rotate the wrong way (by −position·θ_i): the rotated pair is (x1 cos − x2 sin, "
+              "x2 cos + x1 sin), i.e. rotate_half(x) = (−x2, x1)",
+        "zh": "{where}：你转反了方向（转了 −position·θ_i）：旋转后的一对应为 (x1 cos − x2 sin, x2 cos + x1 sin)，"
+              "即 rotate_half(x) = (−x2, x1)"},
+    "ch06_memory.rope.frequencies": {
+        "en": "{where}: wrong frequencies: θ_i = 10000^(−2i/E) for i = 0 .. E/2 − 1 (you used 10000^(−i/E))",
+        "zh": "{where}：频率不对：对 i = 0 .. E/2 − 1，θ_i = 10000^(−2i/E)（你用的是 10000^(−i/E)）"},
+    "ch06_memory.rope.not_offset": {
+        "en": "{where}: your numbers differ from the package's, and the score <f(q, m), f(k, n)> changes along a "
+              "diagonal m − n = const (relative spread {spread:.1e}): each pair must be rotated by exactly "
+              "position·θ_i, the same angle for both features of the pair",
+        "zh": "{where}：你的数值与本包的不同，而且分数 <f(q, m), f(k, n)> 沿对角线 m − n = const 会变化"
+              "（相对离散度 {spread:.1e}）：每一对都必须恰好旋转 position·θ_i，一对中的两个特征转同一个角度"},
+    "ch06_memory.rope.differs": {
+        "en": "{where}: the score depends on m − n only, but your numbers differ from the package's (max |diff| "
+              "{diff:.2e}): check the pairing (x_i with x_(i+E/2)), θ_i = 10000^(−2i/E) and the direction of the "
+              "rotation",
+        "zh": "{where}：分数只取决于 m − n，但你的数值与本包的不同（最大 |差值| 为 {diff:.2e}）：请检查配对"
+              "（x_i 与 x_(i+E/2)）、θ_i = 10000^(−2i/E) 以及旋转的方向"},
+    "ch06_memory.rope.passed": {
+        "en": "your rotation matches the package's, and <R_m q, R_n k> is the same along every diagonal m − n = const "
+              "(relative spread {spread:.0e}, float32 rounding): the score sees the offset only.",
+        "zh": "你的旋转与本包的一致，而且 <R_m q, R_n k> 沿每条对角线 m − n = const 都相同"
+              "（相对离散度 {spread:.0e}，来自 float32 舍入）：分数只看得到偏移。"},
+    # Exercise 4: the bug hunt.
+    "ch06_memory.fix.where": {
+        "en": "(d_model={d_model}, {heads} heads, L={length})",
+        "zh": "（d_model={d_model}，{heads} 个头，L={length}）"},
+    "ch06_memory.fix.shape": {
+        "en": "{where}: expected shape {expected}, got {got}",
+        "zh": "{where}：形状应为 {expected}，得到的是 {got}"},
+    "ch06_memory.fix.pairing_bug": {
+        "en": "the pairing is still wrong: the table from rope(L) is half-split (the angle of pair i at features i "
+              "and i + E/2), but you turn neighbours (2i, 2i + 1), so the two features of a pair get different "
+              "angles: not a rotation, and the score no longer depends on the offset alone. Use rotate_half",
+        "zh": "配对仍然不对：rope(L) 给出的表是对半拆分的（第 i 对的角度放在第 i 和第 i + E/2 个特征上），"
+              "你转的却是相邻的 (2i, 2i + 1)，于是一对中的两个特征拿到了不同的角度：这不是旋转，"
+              "分数也不再只取决于偏移。请用 rotate_half"},
+    "ch06_memory.fix.v_bug": {
+        "en": "V is still rotated: RoPE rotates queries and keys only, so that their dot product sees the offset; "
+              "rotating the values writes absolute positions into the output",
+        "zh": "V 仍在旋转：RoPE 只旋转查询和键，好让二者的点积看到偏移；旋转值会把绝对位置写进输出"},
+    "ch06_memory.fix.both": {
+        "en": "{where}: both bugs are still there. 1) {pairing}. 2) {v}",
+        "zh": "{where}：两个 bug 都还在。1）{pairing}。2）{v}"},
+    "ch06_memory.fix.v_fixed": {
+        "en": "{where}: V is fixed, but {pairing}",
+        "zh": "{where}：V 已经修好，但{pairing}"},
+    "ch06_memory.fix.pairing_fixed": {
+        "en": "{where}: the pairing is fixed, but {v}",
+        "zh": "{where}：配对已经修好，但 {v}"},
+    "ch06_memory.fix.no_mask": {
+        "en": "{where}: both bugs are fixed, but the causal mask is gone: each token now attends to the tokens after "
+              "it",
+        "zh": "{where}：两个 bug 都修好了，因果掩码却没了：现在每个词元都会注意它后面的词元"},
+    "ch06_memory.fix.differs": {
+        "en": "{where}: the output differs from the layer's (max |diff| {diff:.2e}); keep the causal mask, the scale "
+              "1/√head_dim and the output projection",
+        "zh": "{where}：输出与该层的输出不同（最大 |差值| 为 {diff:.2e}）；请保留因果掩码、缩放因子 1/√head_dim "
+              "和输出投影"},
+    "ch06_memory.fix.passed": {
+        "en": "queries and keys rotated with the half-split pairing that matches the table, values left alone: the "
+              "output equals MultiHeadAttention with rope=.",
+        "zh": "查询和键按与表一致的对半拆分配对旋转，值保持不动：输出与传入 rope= 的 MultiHeadAttention 相同。"},
+    # Exercise 5: predict the extrapolation ranking, then measure it.
+    "ch06_memory.ranking.no_prediction": {
+        "en": "first write your prediction: predicted_ranking must list each of {names} once, best first, got {got}",
+        "zh": "先写下你的预测：predicted_ranking 应把 {names} 中的每一种各列一次，最好的排在最前，得到的是 {got}"},
+    "ch06_memory.ranking.not_dict": {
+        "en": "return a dict with one accuracy per encoding, keys {names}, got {got}",
+        "zh": "应返回一个 dict，每种编码对应一个准确率，键为 {names}，得到的是 {got}"},
+    "ch06_memory.ranking.not_number": {
+        "en": "each accuracy must be a number, got {got}",
+        "zh": "每个准确率都必须是一个数，得到的是 {got}"},
+    "ch06_memory.ranking.lower": {
+        "en": "; the biggest surprise: {moved}, {places} place{plural} lower than you predicted",
+        "zh": "；最出乎意料的是 {moved}，比你预测的低了 {places} 名"},
+    "ch06_memory.ranking.higher": {
+        "en": "; the biggest surprise: {moved}, {places} place{plural} higher than you predicted",
+        "zh": "；最出乎意料的是 {moved}，比你预测的高了 {places} 名"},
+    "ch06_memory.ranking.passed": {
+        "en": "measured past 2·train_len: {table}. You placed {hits} of {count} encodings at their measured "
+              "rank{surprise}.",
+        "zh": "在 2·train_len 之后测得：{table}。{count} 种编码中，你把 {hits} 种排在了实测的名次上{surprise}。"},
+    "ch06_memory.ranking.off_by_one": {
+        "en": "off by one: per_position[t] is the prediction of token t + 1, so token 2·train_len is "
+              "per_position[2·train_len − 1]",
+        "zh": "差了一位：per_position[t] 是对第 t + 1 个词元的预测，所以第 2·train_len 个词元对应 "
+              "per_position[2·train_len − 1]"},
+    "ch06_memory.ranking.first_seed": {
+        "en": "you used the first seed only: average over every run of an encoding",
+        "zh": "你只用了第一个种子：应对一种编码的所有运行取平均"},
+    "ch06_memory.ranking.differs": {
+        "en": "your accuracies differ from the mean of per_position over the tokens at positions 2·train_len and "
+              "later (averaged over seeds): e.g. {name}: expected {expected:.4f}, got {got:.4f}",
+        "zh": "你的准确率与 per_position 在位置 2·train_len 及之后各词元上的均值（再对种子取平均）不符："
+              "例如 {name}：应为 {expected:.4f}，得到的是 {got:.4f}"},
+}
+"""This chapter's messages in the checkers' catalogue, ``{key: {language: template}}``."""
+register(MESSAGES)
 
 
 def _close(a: Tensor, b: Tensor) -> bool:
@@ -94,23 +329,17 @@ def _simulated_decode(layer: MultiHeadAttention, rope: RotaryEmbedding, x: Tenso
     return layer.o_proj(out)
 
 
-_DECODE_MISTAKES = (
-    (dict(append=False), "the new key and value are never appended to the cache: each token sees the prompt and "
-                         "itself, not the tokens decoded before it. Call cache.update(k, v) every step"),
-    (dict(position="zero"), "position offset error: the new token is rotated as if it sat at position 0. Its "
-                            "position is the number of tokens already cached: rope(1, offset=cache.seq_len)"),
-    (dict(position="after"), "position offset error by one: you read cache.seq_len after appending, so the new "
-                             "token is rotated one position too far. Take the position before cache.update"),
-    (dict(mask="top_left"), "the causal mask hides the cache from the new query: a causal mask built for one query "
-                            "and S keys (is_causal=True in F.scaled_dot_product_attention, tril(ones(1, S))) is "
-                            "aligned top-left and lets it see key 0 only. The last token may see every cached key: "
-                            "no mask is needed for a single new query"),
-    (dict(kv_map="tile"), "with fewer key/value heads, query head h must use key/value head h // (H / H_kv) "
-                          "(repeat_interleave, or helpers.repeat_kv); you used h % H_kv (.repeat)"),
+_DECODE_MISTAKES = (  # a mistake, simulated by _simulated_decode, and the key of its message
+    (dict(append=False), "ch06_memory.decode.no_append"),
+    (dict(position="zero"), "ch06_memory.decode.position_zero"),
+    (dict(position="after"), "ch06_memory.decode.position_after"),
+    (dict(mask="top_left"), "ch06_memory.decode.top_left"),
+    (dict(kv_map="tile"), "ch06_memory.decode.tile"),
 )
 
 
-def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryEmbedding], Tensor]) -> CheckResult:
+def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryEmbedding], Tensor], *,
+                      language: str | None = None) -> CheckResult:
     """Check ``fn(x_new, layer, cache, rope)``: one step of causal self-attention with a KV cache and RoPE.
 
     The checker fills a :class:`~helpers.multihead.KVCache` with a prompt (rotated keys and values of
@@ -122,6 +351,7 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
     Args:
         fn: The reader's step: ``x_new`` ``(B, 1, D)``, the layer, the cache (appended to in place),
             the rotary embedding; returns the new token's output ``(B, 1, D)``.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
         The verdict, which names the mistake, e.g. no append, a wrong position, a mask on the single query,
@@ -132,7 +362,7 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
         layer = MultiHeadAttention(d_model, heads, num_kv_heads=kv_heads).eval()
         rope = RotaryEmbedding(layer.head_dim)
         x = torch.randn(2, length, d_model)
-        where = f"(d_model={d_model}, {heads} query heads, {kv_heads} key/value heads, prompt of {prefix})"
+        where = phrase("ch06_memory.decode.where", d_model=d_model, heads=heads, kv_heads=kv_heads, prefix=prefix)
         with torch.no_grad():
             right = layer(x, is_causal=True, rope=rope)[0][:, prefix:]  # (B, T - P, D)
             full_cache = KVCache()
@@ -143,58 +373,53 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
             def decode_all(cache: KVCache = cache, x: Tensor = x) -> list[Any]:
                 return [fn(x[:, p:p + 1], layer, cache, rope) for p in range(prefix, length)]
 
-            results, failure = _call_with_globals(fn, decode_all)
+            results, failure = _call_with_globals(fn, decode_all, language)
         if failure is not None:
             return failure
         outs = []
         for result in results:
-            out, failure = as_tensor(result, "output of the new token, shape (B, 1, D)")
+            out, failure = as_tensor(result, phrase("ch06_memory.what.new_output"), language)
             if failure is not None:
                 return failure
             if out.shape != (2, 1, d_model):
-                return CheckResult(False, f"{where}: each step must return (B, 1, D) = (2, 1, {d_model}), got "
-                                          f"{tuple(out.shape)}")
+                return CheckResult.of(False, "ch06_memory.decode.step_shape", language, where=where, d_model=d_model,
+                                      got=tuple(out.shape))
             outs.append(out)
         out = torch.cat(outs, dim=1).detach()  # (B, T - P, D)
         if cache.seq_len == prefix:
-            return CheckResult(False, f"{where}: the cache still holds the {prefix} prompt tokens after "
-                                      f"{length - prefix} steps: {_DECODE_MISTAKES[0][1]}")
+            return CheckResult.of(False, "ch06_memory.decode.prompt_only", language, where=where, prefix=prefix,
+                                  steps=length - prefix)
         if allclose(out, right) or _close(out, right):
             if cache.seq_len != length:
-                return CheckResult(False, f"{where}: the outputs are right but the cache holds {cache.seq_len} "
-                                          f"positions instead of {length}: append each new key and value once")
+                return CheckResult.of(False, "ch06_memory.decode.cache_length", language, where=where,
+                                      seq_len=cache.seq_len, length=length)
             if cache.key is None or cache.value is None or full_cache.key is None or full_cache.value is None or not (
                     _close(cache.key.detach(), full_cache.key) and _close(cache.value.detach(), full_cache.value)):
-                return CheckResult(False, f"{where}: the outputs are right but the cache does not hold what a full "
-                                          "pass stores: the rotated keys (rotate the new key at its position, "
-                                          "then append; a key's rotation never changes) and the plain values")
+                return CheckResult.of(False, "ch06_memory.decode.cache_content", language, where=where)
             continue
         if cache.seq_len > length:
-            return CheckResult(False, f"{where}: the cache holds {cache.seq_len} positions after decoding up to "
-                                      f"{length}: each step must append its key and value exactly once")
-        for mistake, message in _DECODE_MISTAKES:
+            return CheckResult.of(False, "ch06_memory.decode.too_long", language, where=where,
+                                  seq_len=cache.seq_len, length=length)
+        for mistake, key in _DECODE_MISTAKES:
             if mistake.get("kv_map") == "tile" and heads == kv_heads:
                 continue
             if _close(out, _simulated_decode(layer, rope, x, prefix, **mistake)):
-                return CheckResult(False, f"{where}: {message}")
-        return CheckResult(False, f"{where}: the outputs differ from the full causal pass (max |diff| "
-                                  f"{(out - right).abs().max().item():.2e}); check the rotation of q and k, the "
-                                  "scale 1/√head_dim, the softmax over the keys and the output projection")
-    return CheckResult(True, "each step's output equals the full causal pass, and the cache ends up holding exactly "
-                             "the keys and values of a full pass: the new token's position is the cache's length, "
-                             "and a single new query may see every cached key.")
+                return CheckResult.of(False, key, language, where=where)
+        return CheckResult.of(False, "ch06_memory.decode.differs", language, where=where,
+                              diff=(out - right).abs().max().item())
+    return CheckResult.of(True, "ch06_memory.decode.passed", language)
 
 
-def _call_with_globals(fn: Any, run: Callable[[], Any]) -> tuple[Any, CheckResult | None]:
+def _call_with_globals(fn: Any, run: Callable[[], Any], language: str | None) -> tuple[Any, CheckResult | None]:
     """Run ``run()`` (which calls the reader's ``fn``) with ``MultiHeadAttention.forward`` disabled,
-    also in ``fn``'s globals."""
+    also in ``fn``'s globals; a failure's verdict is in ``language``."""
     if fn is MultiHeadAttention.forward:
-        return None, delegation_verdict(PackageCallError(public_name(fn)))
+        return None, delegation_verdict(PackageCallError(public_name(fn)), language)
     if not callable(fn):
-        return call_reader_function(fn)
+        return call_reader_function(fn, language=language)
     namespaces = reader_globals(fn)
     with package_disabled(MultiHeadAttention.forward, namespaces=namespaces):
-        return call_reader_function(run)
+        return call_reader_function(run, language=language)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -207,9 +432,16 @@ _SHAPES = (  # name, layers, query heads, key/value heads, head_dim, length, bat
     ("7B MQA (Falcon-7B)", 32, 71, 1, 64, 2048, 16, torch.float32),
     ("70B GQA-8 in float8", 80, 64, 8, 128, 32768, 2, torch.float8_e4m3fn),
 )
+_SHAPE_NAMES_ZH = {"70B GQA-8 in float8": "float8 下的 70B GQA-8"}
+"""The names of :data:`_SHAPES` that read differently in Chinese (the others are the same in both)."""
 
 
-def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], int]) -> CheckResult:
+def _shape_name(name: str) -> dict[str, str]:
+    return {"en": name, "zh": _SHAPE_NAMES_ZH.get(name, name)}
+
+
+def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], int], *,
+                      language: str | None = None) -> CheckResult:
     """Check ``fn(num_layers, num_heads, num_kv_heads, head_dim, seq_len, batch, dtype) -> bytes``.
 
     Compared with :func:`helpers.memory.kv_cache_bytes` on the shapes of Llama-2-7B (multi-head),
@@ -218,6 +450,7 @@ def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], 
 
     Args:
         fn: The reader's formula.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
         The verdict, which names the mistake, e.g. keys or values only, one layer, elements or a fixed size
@@ -230,41 +463,35 @@ def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], 
     for _, layers, heads, kv_heads, head_dim, seq_len, batch, dtype in _SHAPES:
         right.append(memory.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, dtype))
         result, failure = call_without_package(fn, layers, heads, kv_heads, head_dim, seq_len, batch, dtype,
-                                disabled=(memory.kv_cache_bytes,))
+                                               disabled=(memory.kv_cache_bytes,), language=language)
         if failure is not None:
             return failure
         if isinstance(result, bool) or not isinstance(result, (int, float)):
-            return CheckResult(False, f"return a number of bytes (an int), got {type(result).__name__} ({result!r})")
+            return CheckResult.of(False, "ch06_memory.cache.not_number", language, type=type(result).__name__,
+                                  value=repr(result))
         got.append(float(result))
     if all(g == r for g, r in zip(got, right)):
         name, *_ = _SHAPES[1]
-        return CheckResult(True, f"2 (keys and values) × layers × batch × key/value heads × length × head_dim × "
-                                 f"bytes per element. The {name} model at batch 8 and 4096 tokens in float16 holds "
-                                 f"{right[1] / 2**30:.0f} GiB of cache; with 64 key/value heads it would be "
-                                 f"{right[1] * 8 / 2**30:.0f} GiB.")
+        return CheckResult.of(True, "ch06_memory.cache.passed", language, name=_shape_name(name),
+                              gib=right[1] / 2**30, gib_mha=right[1] * 8 / 2**30)
     mistakes = (
-        (lambda r, s: r / 2, "you counted keys or values, not both: the cache stores a key and a value vector, "
-                             "the factor 2"),
-        (lambda r, s: r / s[1], "you counted one layer: every layer keeps its own keys and values (× num_layers)"),
-        (lambda r, s: r * s[2] / s[3], "you used the query heads: the cache holds num_kv_heads heads, which is the "
-                                       "whole point of MQA and GQA"),
-        (lambda r, s: r / s[7].itemsize, "you counted elements, not bytes: multiply by dtype.itemsize (4 for "
-                                         "float32, 2 for bfloat16/float16, 1 for float8)"),
-        (lambda r, s: r / s[7].itemsize * 4, "you assumed 4 bytes per element whatever the dtype: use "
-                                             "dtype.itemsize (2 for bfloat16/float16, 1 for float8)"),
-        (lambda r, s: r / s[7].itemsize * 2, "you assumed 2 bytes per element whatever the dtype: use "
-                                             "dtype.itemsize (4 for float32, 1 for float8)"),
-        (lambda r, s: r * 8, "you counted bits: dtype.itemsize is already in bytes"),
+        (lambda r, s: r / 2, "one_of_two"),
+        (lambda r, s: r / s[1], "one_layer"),
+        (lambda r, s: r * s[2] / s[3], "query_heads"),
+        (lambda r, s: r / s[7].itemsize, "elements"),
+        (lambda r, s: r / s[7].itemsize * 4, "four_bytes"),
+        (lambda r, s: r / s[7].itemsize * 2, "two_bytes"),
+        (lambda r, s: r * 8, "bits"),
     )
-    for wrong, message in mistakes:
+    for wrong, mistake in mistakes:
         if all(math.isclose(g, wrong(r, s), rel_tol=1e-9) for g, r, s in zip(got, right, _SHAPES)):
-            return CheckResult(False, message)
+            return CheckResult.of(False, f"ch06_memory.cache.{mistake}", language)
     for g, r, shape in zip(got, right, _SHAPES):
         if g != r:
             name, layers, heads, kv_heads, head_dim, seq_len, batch, dtype = shape
-            return CheckResult(False, f"{name} ({layers} layers, {heads} query and {kv_heads} key/value heads of "
-                                      f"{head_dim}, {seq_len} tokens, batch {batch}, {dtype}): expected "
-                                      f"{r:,} bytes, got {g:,.0f}")
+            return CheckResult.of(False, "ch06_memory.cache.wrong", language, name=_shape_name(name), layers=layers,
+                                  heads=heads, kv_heads=kv_heads, head_dim=head_dim, seq_len=seq_len, batch=batch,
+                                  dtype=str(dtype), expected=r, got=g)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -293,22 +520,23 @@ def _rope_interleaved(x: Tensor, positions: Tensor) -> Tensor:
     return torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).flatten(-2)
 
 
-def _offset_spread(fn: Callable[[Tensor, Tensor], Tensor], head_dim: int) -> tuple[float | None, CheckResult | None]:
+def _offset_spread(fn: Callable[[Tensor, Tensor], Tensor], head_dim: int,
+                   language: str | None) -> tuple[float | None, CheckResult | None]:
     """Largest relative spread of ``<f(q, m), f(k, n)>`` along the diagonals ``m - n = const``, for the
-    reader's ``f`` (called by the checker inside :func:`package_disabled`)."""
+    reader's ``f`` (called by the checker inside :func:`package_disabled`); a failure's verdict is in ``language``."""
     gen = torch.Generator().manual_seed(7)
     q, k = torch.randn(2, head_dim, generator=gen)
     positions = torch.arange(48)
     both = torch.stack((q, k))[:, None, None, :].expand(2, 1, 48, head_dim).contiguous()  # (2, 1, P, E)
-    result, failure = call_reader_function(fn, both, positions)
+    result, failure = call_reader_function(fn, both, positions, language=language)
     if failure is not None:
         return None, failure
-    out, failure = as_tensor(result, "rotated tensor, same shape as x")
+    out, failure = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
     if failure is not None:
         return None, failure
     if out.shape != both.shape:
-        return None, CheckResult(False, f"the output must have the shape of x, {tuple(both.shape)}, got "
-                                        f"{tuple(out.shape)}")
+        return None, CheckResult.of(False, "ch06_memory.rope.output_shape", language, expected=tuple(both.shape),
+                                    got=tuple(out.shape))
     scores = out[0, 0].detach().double() @ out[1, 0].detach().double().T  # (P, P): scores[m, n] = <R_m q, R_n k>
     spread = max((torch.diagonal(scores, d) - torch.diagonal(scores, d)[0]).abs().max().item()
                  for d in range(-40, 41, 4))
@@ -316,22 +544,19 @@ def _offset_spread(fn: Callable[[Tensor, Tensor], Tensor], head_dim: int) -> tup
 
 
 def _rope_mistake(out: Tensor, x: Tensor, positions: Tensor) -> str | None:
-    """Name the mistake whose result ``out`` is, if it is a known one."""
+    """The key of the message that names the mistake whose result ``out`` is, if it is a known one."""
     if _close(out, x):
-        return "x came back unrotated: rotate each pair (x_i, x_(i+E/2)) by position·θ_i"
+        return "ch06_memory.rope.unrotated"
     if _close(out, _rope_interleaved(x, positions)):
-        return ("you paired neighbours (x_2i, x_2i+1), the paper's interleaved convention. It is a valid RoPE, but "
-                "the package (like GPT-NeoX and Llama) pairs x_i with x_(i+E/2): half-split. Mixing the two is "
-                "exercise 4's bug")
+        return "ch06_memory.rope.interleaved"
     if _close(out, _rope_half(x, positions, sign=-1.0)):
-        return ("you rotate the wrong way (by −position·θ_i): the rotated pair is (x1 cos − x2 sin, x2 cos + x1 sin), "
-                "i.e. rotate_half(x) = (−x2, x1)")
+        return "ch06_memory.rope.wrong_way"
     if _close(out, _rope_half(x, positions, exponent_step=1)):
-        return "wrong frequencies: θ_i = 10000^(−2i/E) for i = 0 .. E/2 − 1 (you used 10000^(−i/E))"
+        return "ch06_memory.rope.frequencies"
     return None
 
 
-def check_rope(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
+def check_rope(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(x, positions)``: rotary position embedding, half-split, base 10000.
 
     ``x`` is ``(B, H, L, E)`` and ``positions`` an integer tensor ``(L,)`` (not necessarily
@@ -342,6 +567,7 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
 
     Args:
         fn: The reader's rotation.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
         The verdict, which names the mistake, e.g. the interleaved pairing, the frequencies, the direction of
@@ -349,7 +575,7 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """
     disabled = (RotaryEmbedding.forward, apply_rotary_pos_emb, rotate_half)
     if any(fn is target for target in disabled):
-        return delegation_verdict(PackageCallError(public_name(fn)))
+        return delegation_verdict(PackageCallError(public_name(fn)), language)
     namespaces = reader_globals(fn)
     gen = torch.Generator().manual_seed(3)
     for shape, positions in (((2, 3, 5, 8), torch.tensor([5, 0, 17, 3, 100])), ((1, 2, 6, 16), torch.arange(6))):
@@ -357,35 +583,30 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
         cos, sin = RotaryEmbedding(shape[-1])(positions)  # (1, L, E)
         right = apply_rotary_pos_emb(x, x, cos, sin)[0]
         with package_disabled(*disabled, namespaces=namespaces):
-            result, failure = call_reader_function(fn, x.clone(), positions.clone())
+            result, failure = call_reader_function(fn, x.clone(), positions.clone(), language=language)
             spread = None
             if failure is None and isinstance(result, Tensor) and result.shape == x.shape:
-                spread, failure = _offset_spread(fn, 64)
+                spread, failure = _offset_spread(fn, 64, language)
         if failure is not None:
             return failure
-        out, failure = as_tensor(result, "rotated tensor, same shape as x")
+        out, failure = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
         if failure is not None:
             return failure
         out = out.detach()
         if _close(out, right):
             continue
         if out.shape != right.shape:
-            return CheckResult(False, f"expected the shape of x, {tuple(right.shape)}, got {tuple(out.shape)}")
-        where = f"(E = {shape[-1]}, positions {positions.tolist()})"
+            return CheckResult.of(False, "ch06_memory.rope.shape", language, expected=tuple(right.shape),
+                                  got=tuple(out.shape))
+        where = phrase("ch06_memory.rope.where", e=shape[-1], positions=positions.tolist())
         mistake = _rope_mistake(out, x, positions)
         if mistake is not None:
-            return CheckResult(False, f"{where}: {mistake}")
+            return CheckResult.of(False, mistake, language, where=where)
         if spread is not None and spread > 1e-4:
-            return CheckResult(False, f"{where}: your numbers differ from the package's, and the score "
-                                      f"<f(q, m), f(k, n)> changes along a diagonal m − n = const (relative spread "
-                                      f"{spread:.1e}): each pair must be rotated by exactly position·θ_i, the same "
-                                      "angle for both features of the pair")
-        return CheckResult(False, f"{where}: the score depends on m − n only, but your numbers differ from the "
-                                  f"package's (max |diff| {(out - right).abs().max().item():.2e}): check the "
-                                  "pairing (x_i with x_(i+E/2)), θ_i = 10000^(−2i/E) and the direction of the rotation")
-    return CheckResult(True, f"your rotation matches the package's, and <R_m q, R_n k> is the same along every "
-                             f"diagonal m − n = const (relative spread {spread or 0.0:.0e}, float32 rounding): "
-                             "the score sees the offset only.")
+            return CheckResult.of(False, "ch06_memory.rope.not_offset", language, where=where, spread=spread)
+        return CheckResult.of(False, "ch06_memory.rope.differs", language, where=where,
+                              diff=(out - right).abs().max().item())
+    return CheckResult.of(True, "ch06_memory.rope.passed", language, spread=spread or 0.0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -439,14 +660,8 @@ def _rope_attention(x: Tensor, layer: MultiHeadAttention, rope: RotaryEmbedding,
     return layer.o_proj((weights @ v).transpose(1, 2).reshape(b, length, d))
 
 
-_PAIRING_BUG = ("the pairing is still wrong: the table from rope(L) is half-split (the angle of pair i at features i "
-                "and i + E/2), but you turn neighbours (2i, 2i + 1), so the two features of a pair get different "
-                "angles: not a rotation, and the score no longer depends on the offset alone. Use rotate_half")
-_V_BUG = ("V is still rotated: RoPE rotates queries and keys only, so that their dot product sees the offset; "
-          "rotating the values writes absolute positions into the output")
-
-
-def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], Tensor]) -> CheckResult:
+def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], Tensor], *,
+                   language: str | None = None) -> CheckResult:
     """Check the fixed version of :func:`buggy_rope_attention` against ``layer(x, is_causal=True, rope=rope)``.
 
     ``MultiHeadAttention.forward`` is disabled while ``fn`` runs. When the output is wrong, the checker
@@ -455,6 +670,7 @@ def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], T
 
     Args:
         fn: The reader's fixed function ``fn(x, layer, rope) -> (B, L, D)``.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
         The verdict.
@@ -466,32 +682,32 @@ def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], T
         x = torch.randn(2, length, d_model)
         with torch.no_grad():
             right = layer(x, is_causal=True, rope=rope)[0]
-            result, failure = call_without_package(fn, x, layer, rope, disabled=(MultiHeadAttention.forward,))
+            result, failure = call_without_package(fn, x, layer, rope, disabled=(MultiHeadAttention.forward,),
+                                                   language=language)
         if failure is not None:
             return failure
-        out, failure = as_tensor(result, "attention output, shape (B, L, D)")
+        out, failure = as_tensor(result, phrase("ch06_memory.what.output"), language)
         if failure is not None:
             return failure
         out = out.detach()
         if _close(out, right):
             continue
-        where = f"(d_model={d_model}, {heads} heads, L={length})"
+        where = phrase("ch06_memory.fix.where", d_model=d_model, heads=heads, length=length)
         if out.shape != right.shape:
-            return CheckResult(False, f"{where}: expected shape {tuple(right.shape)}, got {tuple(out.shape)}")
+            return CheckResult.of(False, "ch06_memory.fix.shape", language, where=where, expected=tuple(right.shape),
+                                  got=tuple(out.shape))
+        pairing, v = phrase("ch06_memory.fix.pairing_bug"), phrase("ch06_memory.fix.v_bug")
         if _close(out, _rope_attention(x, layer, rope, pairing="neighbours", rotate_v=True)):
-            return CheckResult(False, f"{where}: both bugs are still there. 1) {_PAIRING_BUG}. 2) {_V_BUG}")
+            return CheckResult.of(False, "ch06_memory.fix.both", language, where=where, pairing=pairing, v=v)
         if _close(out, _rope_attention(x, layer, rope, pairing="neighbours", rotate_v=False)):
-            return CheckResult(False, f"{where}: V is fixed, but {_PAIRING_BUG}")
+            return CheckResult.of(False, "ch06_memory.fix.v_fixed", language, where=where, pairing=pairing)
         if _close(out, _rope_attention(x, layer, rope, pairing="half", rotate_v=True)):
-            return CheckResult(False, f"{where}: the pairing is fixed, but {_V_BUG}")
+            return CheckResult.of(False, "ch06_memory.fix.pairing_fixed", language, where=where, v=v)
         if _close(out, _rope_attention(x, layer, rope, pairing="half", rotate_v=False, causal=False)):
-            return CheckResult(False, f"{where}: both bugs are fixed, but the causal mask is gone: each token now "
-                                      "attends to the tokens after it")
-        return CheckResult(False, f"{where}: the output differs from the layer's (max |diff| "
-                                  f"{(out - right).abs().max().item():.2e}); keep the causal mask, the scale "
-                                  "1/√head_dim and the output projection")
-    return CheckResult(True, "queries and keys rotated with the half-split pairing that matches the table, values "
-                             "left alone: the output equals MultiHeadAttention with rope=.")
+            return CheckResult.of(False, "ch06_memory.fix.no_mask", language, where=where)
+        return CheckResult.of(False, "ch06_memory.fix.differs", language, where=where,
+                              diff=(out - right).abs().max().item())
+    return CheckResult.of(True, "ch06_memory.fix.passed", language)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -507,7 +723,8 @@ def _far_accuracy(runs: dict[str, list[Any]], shift: int = 0) -> dict[str, float
 
 
 def check_extrapolation_ranking(fn: Callable[[dict[str, list[Any]]], dict[str, float]],
-                                runs: dict[str, list[Any]], predicted_ranking: Any) -> CheckResult:
+                                runs: dict[str, list[Any]], predicted_ranking: Any, *,
+                                language: str | None = None) -> CheckResult:
     """Check ``fn(runs) -> {encoding: accuracy}`` and compare the measured ranking with the prediction.
 
     ``runs`` is what :func:`helpers.experiments.position.extrapolation_runs` returns; the accuracy
@@ -519,6 +736,7 @@ def check_extrapolation_ranking(fn: Callable[[dict[str, list[Any]]], dict[str, f
         fn: The reader's accuracy past twice the training length.
         runs: The runs, by encoding.
         predicted_ranking: The encodings from best to worst, written before the run.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
         Passes when the accuracies are right; the message compares the measured ranking with the
@@ -527,42 +745,38 @@ def check_extrapolation_ranking(fn: Callable[[dict[str, list[Any]]], dict[str, f
     names = list(runs)
     if (not isinstance(predicted_ranking, (list, tuple)) or sorted(map(str, predicted_ranking)) != sorted(names)
             or len(set(predicted_ranking)) != len(names)):
-        return CheckResult(False, f"first write your prediction: predicted_ranking must list each of {names} once, "
-                                  f"best first, got {predicted_ranking!r}")
+        return CheckResult.of(False, "ch06_memory.ranking.no_prediction", language, names=str(names),
+                              got=repr(predicted_ranking))
     from helpers.experiments import position
 
     right = _far_accuracy(runs)
     disabled = (position.ExtrapolationRun.accuracy, position.mean_spread)
-    result, failure = call_without_package(fn, runs, disabled=disabled)
+    result, failure = call_without_package(fn, runs, disabled=disabled, language=language)
     if failure is not None:
         return failure
     if not isinstance(result, dict) or sorted(result) != sorted(names):
-        return CheckResult(False, f"return a dict with one accuracy per encoding, keys {names}, got {result!r}")
+        return CheckResult.of(False, "ch06_memory.ranking.not_dict", language, names=str(names), got=repr(result))
     if not all(isinstance(result[n], (int, float)) and not isinstance(result[n], bool)
                or isinstance(result[n], Tensor) and result[n].numel() == 1 for n in names):
-        return CheckResult(False, f"each accuracy must be a number, got {result!r}")
+        return CheckResult.of(False, "ch06_memory.ranking.not_number", language, got=repr(result))
     if all(abs(float(result[n]) - right[n]) < 1e-6 for n in names):
         measured = sorted(names, key=lambda n: -right[n])
         rank = {n: i for i, n in enumerate(measured)}
         hits = sum(a == b for a, b in zip(predicted_ranking, measured))
         moved = max(predicted_ranking, key=lambda n: abs(rank[n] - list(predicted_ranking).index(n)))
         shift = rank[moved] - list(predicted_ranking).index(moved)
-        surprise = ("" if shift == 0 else
-                    f"; the biggest surprise: {moved}, {abs(shift)} place{'s' if abs(shift) > 1 else ''} "
-                    f"{'lower' if shift > 0 else 'higher'} than you predicted")
+        surprise = ({language: "" for language in LANGUAGES} if shift == 0 else
+                    phrase("ch06_memory.ranking.lower" if shift > 0 else "ch06_memory.ranking.higher", moved=moved,
+                            places=abs(shift), plural="s" if abs(shift) > 1 else ""))
         table = " > ".join(f"{n} {right[n]:.2f}" for n in measured)
-        return CheckResult(True, f"measured past 2·train_len: {table}. You placed {hits} of {len(names)} "
-                                 f"encodings at their measured rank{surprise}.")
-    for shift, message in ((1, "off by one: per_position[t] is the prediction of token t + 1, so token 2·train_len "
-                                "is per_position[2·train_len − 1]"),
-                           (-1, "off by one: per_position[t] is the prediction of token t + 1, so token 2·train_len "
-                                "is per_position[2·train_len − 1]")):
+        return CheckResult.of(True, "ch06_memory.ranking.passed", language, table=table, hits=hits,
+                              count=len(names), surprise=surprise)
+    for shift in (1, -1):
         off = _far_accuracy(runs, shift)
         if all(abs(float(result[n]) - off[n]) < 1e-6 for n in names):
-            return CheckResult(False, message)
+            return CheckResult.of(False, "ch06_memory.ranking.off_by_one", language)
     first_seed = {n: _far_accuracy({n: runs[n][:1]})[n] for n in names}
     if any(len(g) > 1 for g in runs.values()) and all(abs(float(result[n]) - first_seed[n]) < 1e-6 for n in names):
-        return CheckResult(False, "you used the first seed only: average over every run of an encoding")
-    return CheckResult(False, "your accuracies differ from the mean of per_position over the tokens at positions "
-                              "2·train_len and later (averaged over seeds): e.g. "
-                              f"{names[0]}: expected {right[names[0]]:.4f}, got {float(result[names[0]]):.4f}")
+        return CheckResult.of(False, "ch06_memory.ranking.first_seed", language)
+    return CheckResult.of(False, "ch06_memory.ranking.differs", language, name=names[0], expected=right[names[0]],
+                          got=float(result[names[0]]))

@@ -143,6 +143,14 @@ def package_disabled(*targets: Callable[..., Any] | str,
             namespace[key] = value
 
 
-def delegation_verdict(error: PackageCallError) -> CheckResult:
-    """The verdict for an answer that called a disabled package function."""
-    return CheckResult(False, f"{error}: the checker compares your code with it, so calling it proves nothing.")
+def delegation_verdict(error: PackageCallError, language: str | None = None) -> CheckResult:
+    """The verdict for an answer that called a disabled package function.
+
+    Args:
+        error: What :func:`package_disabled` raised.
+        language: The verdict's language (:mod:`helpers.exercises.messages`); ``None``: the default.
+
+    Returns:
+        A failed :class:`~helpers.exercises.CheckResult` that names the function called.
+    """
+    return CheckResult.of(False, "guard.delegates", language, name=error.name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -12,41 +13,53 @@ from . import CheckResult
 from .guard import PackageCallError, delegation_verdict, package_disabled, public_name
 
 
-def call_reader_function(fn: Any, *args: Any, shape_hint: str = "") -> tuple[Any, CheckResult | None]:
+def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str] = "",
+                         language: str | None = None) -> tuple[Any, CheckResult | None]:
     """Call the reader's function; on failure, a CheckResult that explains it instead of an exception.
 
     Args:
         fn: The reader's function.
         *args: Its arguments.
-        shape_hint: Appended to the message when the error looks like a shape mismatch.
+        shape_hint: Appended to the message when the error looks like a shape mismatch (a phrase
+            ``{language: text}`` is given in the verdict's language).
+        language: The verdict's language (:mod:`helpers.exercises.messages`); ``None``: the default.
 
     Returns:
         ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
     """
     if not callable(fn):
-        return None, CheckResult(False, f"expected a function, got {type(fn).__name__}: pass the function itself, "
-                                        "e.g. check(my_function), not check(my_function(...))")
+        return None, CheckResult.of(False, "reader.not_callable", language, type=type(fn).__name__)
     try:
         with warnings.catch_warnings():  # the reader's warnings would end up in the page
             warnings.simplefilter("ignore")
             return fn(*args), None
     except PackageCallError as error:  # the answer calls the package's own version (see guard.package_disabled)
-        return None, delegation_verdict(error)
+        return None, delegation_verdict(error, language)
     except NotImplementedError:
-        return None, CheckResult(False, "the function is still the stub (it raises NotImplementedError): write your "
-                                        "answer in its body")
+        return None, CheckResult.of(False, "reader.stub", language)
     except Exception as error:  # the reader's code may fail in any way: report it, never raise
         hint = shape_hint if shape_hint and ("shape" in str(error) or "size" in str(error)) else ""
-        return None, CheckResult(False, f"your function raised {type(error).__name__}: {error}{hint}")
+        return None, CheckResult.of(False, "reader.raised", language, type=type(error).__name__, error=str(error),
+                                    hint=hint)
 
 
-def as_tensor(result: Any, what: str) -> tuple[Tensor | None, CheckResult | None]:
-    """``(result, None)`` if the reader returned a tensor, else ``(None, verdict)`` naming ``what`` was expected."""
+def as_tensor(result: Any, what: str | Mapping[str, str],
+              language: str | None = None) -> tuple[Tensor | None, CheckResult | None]:
+    """``(result, None)`` if the reader returned a tensor, else ``(None, verdict)`` naming ``what`` was expected.
+
+    Args:
+        result: What the reader's function returned.
+        what: What it should have returned, e.g. ``"attention output, shape (B, L, D)"``, or that
+            phrase in every language, ``{"en": ..., "zh": ...}``.
+        language: The verdict's language; ``None``: the default.
+
+    Returns:
+        ``(result, None)`` or ``(None, verdict)``.
+    """
     if result is None:
-        return None, CheckResult(False, f"your function returned None: return the {what} (did you forget `return`?)")
+        return None, CheckResult.of(False, "reader.returned_none", language, what=what)
     if not isinstance(result, Tensor):
-        return None, CheckResult(False, f"your function returned a {type(result).__name__}; return the {what} as a "
-                                        "torch.Tensor")
+        return None, CheckResult.of(False, "reader.not_a_tensor", language, type=type(result).__name__, what=what)
     return result, None
 
 
@@ -62,7 +75,8 @@ def reader_globals(fn: Any) -> list[dict[str, Any]]:
     return [namespace] if isinstance(namespace, dict) else []
 
 
-def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tuple[Any, CheckResult | None]:
+def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...],
+                         language: str | None = None) -> tuple[Any, CheckResult | None]:
     """Call the reader's function with the package's own versions of ``disabled`` switched off.
 
     An answer that delegates to one of them (or is one of them) gets a verdict that names it; see
@@ -72,11 +86,12 @@ def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...]) -> tupl
         fn: The reader's function.
         *args: Its arguments.
         disabled: The package's functions, methods or classes the exercise asks the reader to write.
+        language: The verdict's language; ``None``: the default.
 
     Returns:
         ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
     """
     if any(fn is target for target in disabled):  # the package's own function handed in as the answer
-        return None, delegation_verdict(PackageCallError(public_name(fn)))
+        return None, delegation_verdict(PackageCallError(public_name(fn)), language)
     with package_disabled(*disabled, namespaces=reader_globals(fn)):
-        return call_reader_function(fn, *args)
+        return call_reader_function(fn, *args, language=language)

@@ -7,7 +7,9 @@
 - :func:`rope_offset_gap`: RoPE's score ``<R_m q, R_n k>`` depends only on ``m - n``.
 - :func:`extrapolation_runs`: the same tiny decoder trained on sequences of length ``L`` with each
   position encoding, evaluated per position on sequences up to ``4 L`` (train short, test long;
-  Press et al., 2022; Kazemnejad et al., 2023).
+  Press et al., 2022; Kazemnejad et al., 2023). The learned runs keep their position table.
+- :func:`transformer_xl_terms`: the four terms of Transformer-XL's relative score for random
+  inputs (Dai et al., 2019), and :func:`diagonal_spread` to check which of them depend on ``i - j`` only.
 
 All seeded and sized for a 2-core CPU (one thread).
 """
@@ -22,7 +24,7 @@ from torch import Tensor
 
 from helpers.models import TinyConfig, TinyEncoder, TinyGPT
 from helpers.multihead import MultiHeadAttention
-from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb
+from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, transformer_xl_scores
 from helpers.tasks import reverse_task
 from helpers.train import num_threads, set_seed, train
 
@@ -36,6 +38,8 @@ __all__ = [
     "recurrence_sequences",
     "ExtrapolationRun",
     "extrapolation_runs",
+    "transformer_xl_terms",
+    "diagonal_spread",
     "mean_spread",
 ]
 
@@ -213,6 +217,8 @@ class ExtrapolationRun:
     train_len: int
     per_position: list[float] = field(default_factory=list)  # accuracy of predicting x_{t+1}, t = 0..test_len-2
     seconds: float = 0.0
+    position_table: Tensor | None = None  # learned runs: the (test_len, D) table after training
+    initial_position_table: Tensor | None = None  # ... and before it
 
     def accuracy(self, start: int, stop: int) -> float:
         """Mean accuracy over predicted positions ``start .. stop - 1`` (target index)."""
@@ -242,6 +248,8 @@ def extrapolation_runs(
     at every position (the first ``max(lags)`` tokens are random and excluded from the loss).
     The default task, ``x_t = x_{t-3}`` over 8 symbols, needs one relative offset and nothing
     else: whatever an encoding learns about "three back" at length 16 should hold at any length.
+    A ``"learned"`` run also keeps its position table before and after training: the inputs have
+    ``train_len - 1`` tokens, so rows ``train_len - 1`` and later never receive a gradient.
     """
     import time
 
@@ -256,6 +264,8 @@ def extrapolation_runs(
                 config = TinyConfig(vocab_size=vocab_size, embed_dim=embed_dim, num_heads=4, num_layers=num_layers,
                                     max_positions=test_len, positional=positional)
                 model = TinyGPT(config)
+                table = model.stack.position_embedding
+                initial = table.weight.detach().clone() if table is not None else None
 
                 def make_batch(step: int, seed: int = seed) -> tuple[Tensor, Tensor]:
                     x = recurrence_sequences(batch, train_len, vocab_size, seed=seed * 1_000_003 + step, lags=lags)
@@ -270,5 +280,63 @@ def extrapolation_runs(
                     pred = model(test[:, :-1]).output.argmax(-1)  # (N, T - 1)
                 per_position = (pred == test[:, 1:]).float().mean(0).tolist()
                 runs.setdefault(positional, []).append(ExtrapolationRun(
-                    positional, seed, train_len, per_position, time.process_time() - start))
+                    positional, seed, train_len, per_position, time.process_time() - start,
+                    table.weight.detach().clone() if table is not None else None, initial))
     return runs
+
+
+@torch.no_grad()
+def transformer_xl_terms(
+    *, seed: int = 0, length: int = 8, memory: int = 8, head_dim: int = 16, rel_dim: int = 16,
+    shared_query: bool = False,
+) -> dict[str, Tensor]:
+    """The four terms of Transformer-XL's score for one head and random inputs (Dai et al., 2019).
+
+    ``length`` queries at positions ``memory .. memory + length - 1`` attend to ``memory`` cached
+    keys and their own segment's; queries, keys, ``W_R``, ``u`` and ``v`` are random normal,
+    ``W_R`` scaled so that ``W_R R`` has unit-variance entries like the keys (the four terms then
+    have the same scale). With ``shared_query`` every query is the same vector,
+    as if one token were repeated: then (a) depends on the key only, and (b) on ``i - j`` only.
+
+    Args:
+        seed: Seed of every random input.
+        length: Queries ``L``, the current segment.
+        memory: Cached keys before the segment.
+        head_dim: ``E``.
+        rel_dim: Features ``D_r`` of the sinusoid ``R``.
+        shared_query: Use the first query vector at every position.
+
+    Returns:
+        ``{"(a) q·k", "(b) q·W_R R", "(c) u·k", "(d) v·W_R R"}`` (content-content, content-position,
+        global content bias, global position bias), each ``(L, S)`` with ``S = memory + length``, not masked:
+        keys after their query (``j > memory + i``) are masked by the model, not here.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    query = torch.randn(1, 1, length, head_dim, generator=gen)  # (B, H, L, E)
+    key = torch.randn(1, 1, memory + length, head_dim, generator=gen)  # (B, H, S, E)
+    w_r = torch.randn(1, rel_dim, head_dim, generator=gen) / (rel_dim / 2) ** 0.5  # (H, D_r, E): |R|^2 = D_r / 2
+    u, v = torch.randn(2, 1, head_dim, generator=gen)  # (H, E) each
+    if shared_query:
+        query = query[:, :, :1].expand_as(query)  # (B, H, L, E): one query vector everywhere
+    terms = transformer_xl_scores(query, key, w_r, u, v, query_offset=memory)
+    names = ("(a) q·k", "(b) q·W_R R", "(c) u·k", "(d) v·W_R R")
+    return {name: term[0, 0] for name, term in zip(names, terms)}  # (L, S) each
+
+
+def diagonal_spread(matrix: Tensor) -> float:
+    """Largest ``max - min`` along a diagonal of an ``(L, S)`` matrix: 0 when it depends on ``i - j`` only.
+
+    A diagonal ``j - i = const`` is also ``p_i - j = const`` for queries at positions
+    ``p_i = offset + i``, whatever the offset.
+
+    Args:
+        matrix: Scores or any ``(L, S)`` table, e.g. a term of :func:`transformer_xl_terms`.
+
+    Returns:
+        The largest spread along a diagonal, in the units of ``matrix``.
+    """
+    spread = 0.0
+    for offset in range(-(matrix.shape[0] - 1), matrix.shape[1]):
+        diagonal = torch.diagonal(matrix, offset=offset)  # (i, i + offset) for every row i
+        spread = max(spread, (diagonal.max() - diagonal.min()).item())
+    return spread

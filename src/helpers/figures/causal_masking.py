@@ -10,6 +10,7 @@ import torch
 import helpers.viz as viz
 from helpers.experiments.causal_masking import ChainRun
 from helpers.figures.style import decimals, legend_below
+from helpers.viz.style import BLUE, NEUTRAL, VERMILLION, WEIGHT_COLORSCALE
 
 __all__ = ["jacobian_figure", "training_figure", "mask_value_markdown", "padding_markdown"]
 
@@ -27,14 +28,14 @@ def jacobian_figure(causal: torch.Tensor, bidirectional: torch.Tensor) -> go.Fig
     fig.update_yaxes(autorange="reversed", title_text="output position i", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     fig.update_layout(title="‖∂y_i / ∂x_j‖ of one Transformer block", height=420,
-                      coloraxis=dict(colorscale="Blues", cmin=0, cmax=top))
+                      coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0, cmax=top))
     return fig
 
 
 def training_figure(runs: Mapping[str, Sequence[ChainRun]], window: int = 10) -> go.Figure:
     """Training loss of every run (moving average), with the no-peeking floor dashed."""
     fig = go.Figure()
-    colors = {"with causal mask": "#2f7ed8", "without mask": "#d9534f"}
+    colors = {"with causal mask": BLUE, "without mask": VERMILLION}
     for name, group in runs.items():
         for i, run in enumerate(group):
             y = viz.lines.moving_average(run.losses, window)
@@ -43,7 +44,7 @@ def training_figure(runs: Mapping[str, Sequence[ChainRun]], window: int = 10) ->
     floor = next(iter(runs.values()))[0].floor
     steps = len(next(iter(runs.values()))[0].losses)
     fig.add_trace(go.Scatter(x=[0, steps], y=[floor, floor], mode="lines", name="floor without peeking (chain entropy)",
-                             line=dict(dash="dash", color="#555")))
+                             line=dict(dash="dash", color=NEUTRAL)))
     fig.update_layout(title="Next-token training loss, 3 seeds each", height=420,
                       xaxis_title="training step", yaxis_title="loss (nats)")
     return legend_below(fig)

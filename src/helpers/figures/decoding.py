@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 import torch
 
 from .. import viz
-from ..experiments.decoding import ModelShape, QualityRun, decode_cost, fit_slope, mean_spread
+from ..experiments.decoding import MODEL_SHAPES, ModelShape, QualityRun, decode_cost, fit_slope, mean_spread
+from ..memory import kv_cache_bytes
+from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SKY, VERMILLION
 from .style import dashed, legend_below, significant
 
 __all__ = ["equivalence_table", "decode_time_figure", "cache_size_figure", "shape_table", "intensity_table",
@@ -44,20 +46,73 @@ def decode_time_figure(times: Mapping[str, Sequence[float]]) -> go.Figure:
 
 
 def cache_size_figure(lengths: Sequence[int], table: Mapping[tuple[int, torch.dtype], Mapping[str, Sequence[float]]],
-                      gpu_gib: float = 80.0) -> go.Figure:
-    """KV cache in GiB against the context length, one curve per model, a slider over (batch, dtype)."""
-    curves = {
-        f"batch {batch}, {_DTYPE_NAMES.get(dtype, str(dtype))}": {
-            **{name: significant(sizes, 3) for name, sizes in per_model.items()},
-            f"{gpu_gib:.0f} GiB (one large GPU)": [gpu_gib] * len(lengths),
-        }
-        for (batch, dtype), per_model in table.items()
-    }
+                      gpu_gib: float = 80.0, *, kv_heads: Sequence[int] = (32, 8, 1),
+                      shape: ModelShape | None = None) -> go.Figure:
+    """KV cache in GiB against the context length: a slider over (batch, dtype), a menu over key/value heads.
+
+    One curve per model of ``table``; the curve of ``shape`` (the first of
+    :data:`~helpers.experiments.decoding.MODEL_SHAPES`, the 7B multi-head model, by default) is drawn
+    once per entry of ``kv_heads`` (32: MHA, 8: GQA-8, 1: MQA), one at a time, and the menu picks
+    which, so that the reader sees grouping move that curve down while the other models stay put.
+    Every number is :func:`~helpers.memory.kv_cache_bytes` in GiB, to 3 significant digits.
+
+    Args:
+        lengths: The context lengths ``(n,)`` (tokens).
+        table: ``{(batch, dtype): {model name: [GiB at each length]}}``, from
+            :func:`~helpers.experiments.decoding.cache_size_table`; one slider step per key.
+        gpu_gib: The memory of one large GPU, drawn as a dashed line.
+        kv_heads: The numbers of key/value heads of ``shape`` offered by the menu, the first drawn
+            first; each must divide ``shape.num_heads``.
+        shape: The model whose key/value heads the menu changes.
+
+    Returns:
+        A figure with traces ``0 .. len(kv_heads) - 1`` (``shape`` with each number of key/value
+        heads; only the menu's choice visible), then the other models of ``table``, then the GPU
+        line; one frame per ``(batch, dtype)``; ``layout.sliders[0]`` over the frames and
+        ``layout.updatemenus[0]`` over ``kv_heads``.
+
+    Raises:
+        ValueError: If ``kv_heads`` is empty or holds a number that does not divide ``shape.num_heads``.
+    """
+    shape = shape or next(iter(MODEL_SHAPES.values()))
+    if not kv_heads or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 or shape.num_heads % h
+                           for h in kv_heads):
+        raise ValueError(f"kv_heads must be divisors of shape.num_heads = {shape.num_heads}, got {list(kv_heads)}")
+    gpu = f"{gpu_gib:.0f} GiB (one large GPU)"
+
+    def variant(h: int) -> str:
+        if h == shape.num_heads:
+            return shape.name
+        kind = "MQA" if h == 1 else f"GQA-{h}"
+        return f"{shape.name.split(',')[0]} with {h} K/V head{'s' * (h > 1)} ({kind})"
+
+    curves = {}
+    for (batch, dtype), per_model in table.items():
+        sizes = {variant(h): significant([kv_cache_bytes(shape.num_layers, h, shape.head_dim, n, batch, dtype) / 2**30
+                                          for n in lengths], 3) for h in kv_heads}
+        sizes.update({name: significant(gib, 3) for name, gib in per_model.items() if name != shape.name})
+        curves[f"batch {batch}, {_DTYPE_NAMES.get(dtype, str(dtype))}"] = {**sizes, gpu: [gpu_gib] * len(lengths)}
     active = next((k for k in curves if k.startswith("batch 1,") and "bfloat16" in k), None)
     fig = viz.line_sweep(np.asarray(lengths), curves, param_name="batch, dtype", x_title="context length (tokens)",
                          y_title="KV cache (GiB)", title="KV cache size of three real model shapes",
                          log_x=True, log_y=True, control="slider", active=active)
-    dashed(fig, f"{gpu_gib:.0f} GiB (one large GPU)")
+    dashed(fig, gpu)
+    colors = iter([VERMILLION, GREEN, PURPLE, ORANGE, SKY])
+    n_variants = len(kv_heads)
+    for i, trace in enumerate(fig.data):  # one colour for the curve that the menu moves
+        color = BLUE if i < n_variants else NEUTRAL if trace.name == gpu else next(colors, None)
+        trace.update(line_color=color, marker_color=color)
+        if 0 < i < n_variants:
+            trace.visible = False  # the menu shows one number of key/value heads at a time
+    buttons = [dict(method="restyle", label=f"{shape.name.split(',')[0]}: {h} K/V head{'s' * (h > 1)} "
+                                            f"({'MHA' if h == shape.num_heads else 'MQA' if h == 1 else 'GQA'})",
+                    args=[{"visible": [i == k for i in range(n_variants)]}, list(range(n_variants))])
+               for k, h in enumerate(kv_heads)]
+    # Inside the plot's top-left corner, which the rising curves leave empty. The top margin leaves room for
+    # the legend above the plot when it wraps to four lines on a phone, under a title of two.
+    fig.update_layout(updatemenus=[dict(type="dropdown", direction="down", buttons=buttons, active=0, x=0.01,
+                                        xanchor="left", y=0.99, yanchor="top", showactive=True,
+                                        font=dict(size=12))], margin=dict(t=120), height=540)
     return fig
 
 

@@ -13,11 +13,12 @@ from plotly.subplots import make_subplots
 
 from helpers.experiments.efficient_cost import analytic_cost, fit_exponent
 from helpers.figures.style import decimals, legend_below, significant
+from helpers.viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SKY, VERMILLION
 
 __all__ = ["cost_figure", "load_benchmark", "benchmark_figure", "error_curve_figure", "cost_explorer",
            "accuracy_figure", "comparison_markdown"]
 
-_PALETTE = ["#222222", "#2f7ed8", "#8bbc21", "#910000", "#1aadce", "#492970", "#f28f43", "#77a1e5"]
+_PALETTE = [NEUTRAL, BLUE, GREEN, VERMILLION, SKY, PURPLE, ORANGE]  # dense (the baseline) in grey, then Okabe-Ito
 
 
 def _loglog_pair(title: str, left: str, right: str) -> go.Figure:
@@ -29,9 +30,10 @@ def _loglog_pair(title: str, left: str, right: str) -> go.Figure:
 
 
 def cost_figure(sizes: Sequence[int], cost: Mapping[str, Mapping[str, Sequence[float]]],
-                fit: slice = slice(None)) -> go.Figure:
-    """Measured time and peak memory against n, log-log, each exponent (fitted over ``sizes[fit]``) in the legend."""
-    fig = _loglog_pair("Cost measured while this page was built (1 thread, float32, 4 heads, d = 32)",
+                fit: slice = slice(None), *, heads: int = 4, d: int = 32) -> go.Figure:
+    """Measured time and peak memory against n, log-log, each exponent (fitted over ``sizes[fit]``) in the legend;
+    ``heads`` and ``d`` (those given to :func:`~helpers.experiments.efficient_cost.measure_cost`) in the title."""
+    fig = _loglog_pair(f"Cost measured while this page was built (1 thread, float32, {heads} heads, d = {d})",
                        "forward time (s)", "peak tensor memory (MiB)")
     for i, (name, entry) in enumerate(cost.items()):
         kt = fit_exponent(sizes[fit], entry["time_s"][fit])
@@ -85,7 +87,7 @@ def error_curve_figure(x: Sequence[int], curves: Mapping[str, np.ndarray], *, x_
         fig.add_trace(go.Scatter(x=list(x), y=decimals(mean, 4), error_y=err, mode="lines+markers", name=name,
                                  line=dict(color=_PALETTE[(i + 1) % len(_PALETTE)])))
     fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[1, 1], mode="lines", name="plain average of the values (error 1)",
-                             line=dict(dash="dash", color="#777")))
+                             line=dict(dash="dash", color=NEUTRAL)))
     fig.update_layout(title=title, height=440, xaxis=dict(type="log", title=x_title),
                       yaxis=dict(type="log", title="error / ‖exact − mean(v)‖"))
     return legend_below(fig)
@@ -141,20 +143,20 @@ def cost_explorer(measured_sizes: Sequence[int], measured: Mapping[str, Mapping[
         dfl, dmem = analytic_cost("dense", n, d0, 0)
         visible = i == 0
         fig.add_trace(go.Scatter(x=n.tolist(), y=significant(dfl, 3), name="dense (analytic)", visible=visible,
-                                 line=dict(color="#222", dash="dash")), row=1, col=1)
+                                 line=dict(color=NEUTRAL, dash="dash")), row=1, col=1)
         fig.add_trace(go.Scatter(x=n.tolist(), y=significant(fl, 3), name=f"{method} (analytic)", visible=visible,
-                                 line=dict(color="#2f7ed8")), row=1, col=1)
+                                 line=dict(color=BLUE)), row=1, col=1)
         fig.add_trace(go.Scatter(x=n.tolist(), y=significant(dmem, 3), name="dense memory", visible=visible,
-                                 showlegend=False, line=dict(color="#222", dash="dash")), row=1, col=2)
+                                 showlegend=False, line=dict(color=NEUTRAL, dash="dash")), row=1, col=2)
         fig.add_trace(go.Scatter(x=n.tolist(), y=significant(mem, 3), name=f"{method} memory", visible=visible,
-                                 showlegend=False, line=dict(color="#2f7ed8")), row=1, col=2)
+                                 showlegend=False, line=dict(color=BLUE)), row=1, col=2)
     for i, method in enumerate(methods):  # measured points: not touched by the slider (measured at d = 32)
         as_flops = significant(np.asarray(measured[method]["time_s"]) * rate, 3)
         fig.add_trace(go.Scatter(x=list(measured_sizes), y=as_flops,
                                  mode="markers", name=f"{method}, measured here (d = 32, default parameter)",
-                                 visible=i == 0, marker=dict(size=9, color="#d9534f")), row=1, col=1)
+                                 visible=i == 0, marker=dict(size=9, color=VERMILLION)), row=1, col=1)
     fig.add_trace(go.Scatter(x=list(measured_sizes), y=significant(np.asarray(measured["dense"]["time_s"]) * rate, 3),
-                             mode="markers", name="dense, measured here", marker=dict(size=9, color="#222"),
+                             mode="markers", name="dense, measured here", marker=dict(size=9, color=NEUTRAL),
                              visible=True), row=1, col=1)
     per = 4
     n_analytic = per * len(methods)
@@ -185,11 +187,11 @@ def accuracy_figure(results: Mapping[str, Mapping[str, Sequence[float]]]) -> go.
         names = list(per_variant)
         means = [float(np.mean(v)) for v in per_variant.values()]
         fig.add_trace(go.Bar(x=names, y=decimals(means, 3), name=f"{task}: mean of 3 seeds", offsetgroup=str(i),
-                             marker_color=["#8bbc21", "#2f7ed8"][i % 2], opacity=0.6))
+                             marker_color=[GREEN, BLUE][i % 2], opacity=0.6))
         xs = [n for n, v in per_variant.items() for _ in v]
         ys = [a for v in per_variant.values() for a in v]
         fig.add_trace(go.Scatter(x=xs, y=decimals(ys, 3), mode="markers", name=f"{task}: each seed",
-                                 offsetgroup=str(i), marker=dict(color="#222", size=7)))
+                                 offsetgroup=str(i), marker=dict(color=NEUTRAL, size=7)))
     fig.update_layout(title="Lookup accuracy: answer near the query, or anywhere", barmode="group",
                       scattermode="group", height=440, yaxis=dict(title="held-out accuracy", range=[0, 1.05]))
     return legend_below(fig)

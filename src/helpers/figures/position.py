@@ -11,9 +11,10 @@ import torch
 from .. import viz
 from ..experiments.position import ExtrapolationRun, OrderRun, mean_spread
 from ..positional import alibi_bias, relative_position_bucket
+from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SIGNED_COLORSCALE, VERMILLION, frame_step
 from .style import decimals, legend_below
 
-__all__ = ["gaps_table", "order_table", "relative_bias_figure", "rope_decay_figure",
+__all__ = ["gaps_table", "order_table", "relative_bias_figure", "transformer_xl_figure", "rope_decay_figure",
            "extrapolation_figure", "extrapolation_table"]
 
 
@@ -54,6 +55,52 @@ def relative_bias_figure(num_heads: int = 8, length: int = 128) -> go.Figure:
     return legend_below(fig)
 
 
+def transformer_xl_figure(terms: Mapping[str, Mapping[str, torch.Tensor]], memory: int) -> go.Figure:
+    """Transformer-XL's four score terms as heatmaps, with a menu over sets of inputs.
+
+    Args:
+        terms: ``{menu label: {term name: (L, S) tensor}}``, e.g. from
+            :func:`helpers.experiments.position.transformer_xl_terms` with and without ``shared_query``.
+        memory: Cached keys before the queries' segment: query ``i`` sits at position ``memory + i``,
+            and keys after it are left blank (masked, as in the model).
+
+    Returns:
+        A 2 x 2 grid of heatmaps (traces 0-3, one per term, one colour scale), one frame per
+        entry of ``terms`` and a dropdown over them.
+    """
+    from plotly.subplots import make_subplots
+
+    labels = list(terms)
+    names = list(terms[labels[0]])
+    length, keys = terms[labels[0]][names[0]].shape
+    future = torch.arange(keys)[None, :] > memory + torch.arange(length)[:, None]  # (L, S): masked keys
+    limit = max(float(t.abs().max()) for group in terms.values() for t in group.values())
+    fig = make_subplots(rows=2, cols=2, subplot_titles=names, horizontal_spacing=0.08, vertical_spacing=0.16)
+
+    def heatmaps(label: str) -> list[go.Heatmap]:
+        return [go.Heatmap(z=decimals(terms[label][name].masked_fill(future, float("nan")), 2),
+                           coloraxis="coloraxis", y=list(range(memory, memory + length)),
+                           hovertemplate="query at %{y}, key %{x}: %{z:.2f}<extra></extra>") for name in names]
+
+    for k, trace in enumerate(heatmaps(labels[0])):
+        fig.add_trace(trace, row=k // 2 + 1, col=k % 2 + 1)
+    fig.update_xaxes(title_text="key j", range=[-0.5, keys - 0.5], row=2)
+    fig.update_xaxes(range=[-0.5, keys - 0.5], row=1)
+    fig.update_yaxes(title_text="query i", autorange="reversed", col=1)
+    fig.update_yaxes(autorange="reversed", col=2)
+    fig.update_annotations(font_size=12)
+    fig.add_vline(x=memory - 0.5, line_dash="dot", line_color=NEUTRAL, row="all", col="all")  # cache | segment
+    fig.update_layout(title="Transformer-XL's score, term by term (one head; blank: keys after the query)",
+                      height=560, coloraxis=dict(colorscale=SIGNED_COLORSCALE, cmid=0.0, cmin=-limit, cmax=limit,
+                                                 colorbar=dict(title=dict(text="score"), thickness=12)))
+    fig.frames = [go.Frame(name=label, traces=list(range(len(names))), data=heatmaps(label)) for label in labels]
+    fig.update_layout(updatemenus=[dict(type="dropdown", direction="up", active=0, x=0.0, xanchor="left", y=0.0,
+                                        yanchor="top", pad=dict(t=56),
+                                        buttons=[frame_step(label, label) for label in labels])],
+                      margin=dict(b=96))
+    return fig
+
+
 def rope_decay_figure(offsets: Sequence[int], with_rope: Sequence[float], without: Sequence[float]) -> go.Figure:
     """Mean ``<R_m q, R_n q>/E`` against ``m - n``: RoPE's score for a matching key decays with distance."""
     curves = {"with RoPE": decimals(with_rope, 4), "without RoPE": decimals(without, 4)}
@@ -65,7 +112,7 @@ def rope_decay_figure(offsets: Sequence[int], with_rope: Sequence[float], withou
 def extrapolation_figure(runs: Mapping[str, Sequence[ExtrapolationRun]], train_len: int) -> go.Figure:
     """Per-position accuracy (mean over seeds, band = min..max) for each encoding."""
     fig = go.Figure()
-    palette = ["#777777", "#d9534f", "#f0ad4e", "#5cb85c", "#2f7ed8", "#8e44ad"]
+    palette = [NEUTRAL, VERMILLION, ORANGE, GREEN, BLUE, PURPLE]
     for (name, group), color in zip(runs.items(), palette):
         acc = np.array([r.per_position for r in group])  # (seeds, T - 1)
         x = np.arange(1, acc.shape[1] + 1)  # target position t of x_t (predicted from x_0 .. x_{t-1})
@@ -75,7 +122,7 @@ def extrapolation_figure(runs: Mapping[str, Sequence[ExtrapolationRun]], train_l
                                  hoverinfo="skip", showlegend=False, legendgroup=name))
         fig.add_trace(go.Scatter(x=x.tolist(), y=decimals(acc.mean(0), 3), mode="lines", name=name,
                                  line=dict(color=color), legendgroup=name))
-    fig.add_vline(x=train_len - 0.5, line_dash="dash", line_color="#555",
+    fig.add_vline(x=train_len - 0.5, line_dash="dash", line_color=NEUTRAL,
                   annotation_text="longest training sequence", annotation_position="top right")
     fig.update_layout(title="Train on 16 tokens, test on 64: next-token accuracy at each position",
                       height=480, xaxis_title="position t of the predicted token",

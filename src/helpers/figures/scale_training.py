@@ -9,13 +9,13 @@ import plotly.graph_objects as go
 
 from ..experiments.recall import RecallRun
 from ..experiments.scale_training import LearningRateSweep, seed_summary, steps_or_cap
-from ..viz.style import base_layout
+from ..viz.style import NEUTRAL, PALETTE, base_layout
 from .style import legend_below, significant
 
 __all__ = ["seed_dots", "training_figure", "training_table", "learning_rate_figure", "steps_figure",
            "score_std_figure"]
 
-_COLORS = ("#2f7ed8", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#7f7f7f")
+_COLORS = PALETTE[:6]
 
 
 def seed_dots(
@@ -112,7 +112,7 @@ def learning_rate_figure(sweep: LearningRateSweep) -> go.Figure:
         y_title="final accuracy (mean of the last 50 steps)",
         title=f"Which AdamW learning rates work at d_k = {sweep.d_k}",
     )
-    fig.add_hline(y=sweep.threshold, line=dict(dash="dash", color="#7f7f7f", width=1),
+    fig.add_hline(y=sweep.threshold, line=dict(dash="dash", color=NEUTRAL, width=1),
                   annotation_text=f"usable: every seed ≥ {sweep.threshold:.0%}", annotation_position="bottom left")
     fig.update_xaxes(title_text="learning rate (AdamW)")
     return fig

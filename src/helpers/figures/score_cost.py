@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 
 from ..experiments.score_cost import CostTable
-from ..viz.style import base_layout
+from ..viz.style import NEUTRAL, SKY, base_layout
 from .score_style import SCORE_COLORS
 
 __all__ = ["cost_figure", "cost_table"]
@@ -59,8 +59,8 @@ def cost_figure(table: CostTable) -> go.Figure:
         "dot (one matmul)": (SCORE_COLORS["dot"], "solid", 4),
         "dot (loop over queries)": (SCORE_COLORS["dot"], "dot", 2),
         "dot (loop over pairs)": (SCORE_COLORS["dot"], "dash", 2),
-        "dot (pure Python loops)": ("#7f7f7f", "longdash", 2),  # grey: not even PyTorch
-        "scaled dot": ("#17becf", "solid", 2),
+        "dot (pure Python loops)": (NEUTRAL, "longdash", 2),  # grey: not even PyTorch
+        "scaled dot": (SKY, "solid", 2),
         "cosine": (SCORE_COLORS["cosine"], "solid", 2),
         "neg. squared Euclidean": (SCORE_COLORS["neg_euclidean"], "solid", 2),
         "general": (SCORE_COLORS["general"], "solid", 2),
@@ -69,7 +69,7 @@ def cost_figure(table: CostTable) -> go.Figure:
     for method, times in table.seconds.items():
         xs = [n for n, t in zip(table.sizes, times) if not math.isnan(t)]
         ys = [float(f"{t * 1e3:.4g}") for t in times if not math.isnan(t)]
-        colour, dash, width = styles.get(method, ("#7f7f7f", "solid", 2))
+        colour, dash, width = styles.get(method, (NEUTRAL, "solid", 2))
         fig.add_scatter(x=xs, y=ys, name=method, mode="lines+markers", line=dict(color=colour, dash=dash, width=width),
                         marker=dict(size=6), hovertemplate=f"{method}<br>n = %{{x}}: %{{y:.4g}} ms<extra></extra>")
     threads = f"{table.threads} thread{'s' if table.threads > 1 else ''}"

@@ -21,7 +21,7 @@ from ..experiments.score_geometry import (
     geometry_state,
 )
 from ..viz import WEIGHT_COLORSCALE, Explorer
-from ..viz.style import base_layout, frame_step, slider
+from ..viz.style import NEUTRAL, base_layout, frame_step, slider
 from .score_style import PALETTE, SCORE_COLORS
 from .style import decimals
 
@@ -38,8 +38,8 @@ def _state_traces(state: GeometryState, setup: GeometrySetup, visible: bool = Tr
     px, py = decimals(state.projection.tolist())
     arrow = go.Scatter(
         x=[0, qx], y=[0, qy], mode="lines+markers+text", text=["", "q"], textposition="top left",
-        textfont=dict(size=16), line=dict(color="#444444", width=4),
-        marker=dict(size=[0, 13], symbol="arrow", angleref="previous", color="#444444"),
+        textfont=dict(size=16), line=dict(color=NEUTRAL, width=4),
+        marker=dict(size=[0, 13], symbol="arrow", angleref="previous", color=NEUTRAL),
         hovertemplate="q = (%{x}, %{y})<extra></extra>", showlegend=False, visible=visible, xaxis="x", yaxis="y",
     )
     projection = go.Scatter(
@@ -65,7 +65,7 @@ def _static_traces(setup: GeometrySetup) -> list[go.BaseTraceType]:
     theta = np.linspace(0, 2 * np.pi, 73)
     circle = go.Scatter(
         x=decimals(np.cos(theta)), y=decimals(np.sin(theta)), mode="lines",
-        line=dict(color="#9aa3ae", width=1, dash="dash"), hoverinfo="skip", showlegend=False, xaxis="x", yaxis="y",
+        line=dict(color=NEUTRAL, width=1, dash="dash"), hoverinfo="skip", showlegend=False, xaxis="x", yaxis="y",
     )
     traces: list[go.BaseTraceType] = [circle]
     for i, (name, key) in enumerate(zip(setup.key_names, setup.keys.tolist())):
@@ -246,7 +246,7 @@ def sign_softmax_figure(demo: SignSoftmaxDemo) -> go.Figure:
                     hovertemplate=f"{label}<br>key %{{x}}: weight %{{y:.2f}}<extra></extra>")
     fig.add_hline(y=demo.log_mean_exp, line=dict(color=SCORE_COLORS["dot"], dash="dot", width=1), row=1, col=1,
                   annotation_text="log-mean-exp of the dot scores", annotation_position="top right")
-    fig.add_hline(y=demo.uniform, line=dict(color="#9aa3ae", dash="dash", width=1), row=2, col=1,
+    fig.add_hline(y=demo.uniform, line=dict(color=NEUTRAL, dash="dash", width=1), row=2, col=1,
                   annotation_text="uniform 1/S", annotation_position="top right")
     fig.update_layout(**base_layout("One softmax, three kinds of scores", 600), barmode="group",
                       legend=dict(orientation="h", x=0.0, y=-0.08, yanchor="top"))

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ..experiments.recall import RecallRun
 from ..viz.lines import moving_average
-from ..viz.style import base_layout
+from ..viz.style import NEUTRAL, base_layout
 from .score_style import SCORE_COLORS, SCORE_LABELS
 from .style import decimals
 
@@ -35,7 +35,7 @@ def learning_curves_figure(runs: dict[str, list[RecallRun]], *, smooth: int = 10
                         subplot_titles=("accuracy on held-out sequences", f"training loss ({smooth}-step average)"))
     groups: list[tuple[str, bool]] = []  # (score, is_mean) for every trace, in order
     for score, group in runs.items():
-        colour = SCORE_COLORS.get(score, "#7f7f7f")
+        colour = SCORE_COLORS.get(score, NEUTRAL)
         label = SCORE_LABELS.get(score, score)
         steps = [s + 1 for s in group[0].eval_steps]
         accuracy = np.mean([r.test_accuracy for r in group], axis=0)
@@ -94,7 +94,7 @@ def learning_bars_figure(summary: list[dict[str, object]], *, steps: int | None 
         "steps to 90% held-out accuracy (bar: mean; dots: seeds; ×: never reached)"))
     for r in summary:
         name = str(r["score"])
-        label, colour = SCORE_LABELS.get(name, name), SCORE_COLORS.get(name, "#7f7f7f")
+        label, colour = SCORE_LABELS.get(name, name), SCORE_COLORS.get(name, NEUTRAL)
         accs = list(r["accuracy_per_seed"])  # type: ignore[arg-type]
         fig.add_bar(x=[label], y=decimals([r["accuracy"]], 3), marker_color=colour, opacity=0.55, showlegend=False,
                     row=1, col=1, hovertemplate="%{x}: mean accuracy %{y:.3f}<extra></extra>")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..experiments.score_stability import StabilityResult
-from ..viz.style import base_layout
+from ..viz.style import NEUTRAL, base_layout
 from .score_style import SCORE_COLORS, SCORE_LABELS
 
 __all__ = ["stability_figure"]
@@ -36,7 +36,7 @@ def stability_figure(result: StabilityResult, *, model_norm: float | None = None
                             hovertemplate=f"{label}<br>|q| ≈ %{{x}}: %{{y:.3g}}<extra></extra>")
     if model_norm is not None:
         for row in (1, 2):
-            fig.add_vline(x=model_norm, line=dict(color="#9aa3ae", dash="dash", width=1), row=row, col=1)
+            fig.add_vline(x=model_norm, line=dict(color=NEUTRAL, dash="dash", width=1), row=row, col=1)
         fig.add_annotation(x=0.0, y=1.0, xref="x domain", yref="y domain", showarrow=False, xanchor="left",
                            text=f"dashed: |q| in the chapter's model at initialisation ≈ {model_norm:.1f}")
     fig.update_xaxes(type="log", exponentformat="power", dtick=1)

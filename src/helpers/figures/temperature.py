@@ -8,12 +8,12 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..experiments.recall import RecallRun
-from ..viz.style import base_layout
+from ..viz.style import BLUE, NEUTRAL, ORANGE, VERMILLION, base_layout
 from .style import legend_below, significant
 
 __all__ = ["temperature_figure"]
 
-_COLORS = ("#d62728", "#ff7f0e", "#2f7ed8")
+_COLORS = (VERMILLION, ORANGE, BLUE)
 
 
 def temperature_figure(runs: Sequence[RecallRun]) -> go.Figure:
@@ -31,7 +31,7 @@ def temperature_figure(runs: Sequence[RecallRun]) -> go.Figure:
                                      hovertemplate=f"seed {run.seed}: " + "%{y}<extra>" + label + "</extra>"))
     longest = max(len(run.scale_trajectory) for run in runs)
     fig.add_trace(go.Scatter(x=[1, longest], y=[1 / math.sqrt(d_k)] * 2, mode="lines", name="1/√d_k (the fixed prior)",
-                             line=dict(color="#7f7f7f", dash="dash", width=1)))
+                             line=dict(color=NEUTRAL, dash="dash", width=1)))
     fig.update_layout(**base_layout(f"A learned temperature at d_k = {d_k} (one line per seed)", 420))
     fig.update_xaxes(title_text="training step")
     fig.update_yaxes(title_text="factor on q·k", type="log")

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from ..experiments.training_failures import CHANCE, MonitoredRun, RunResult
-from ..viz.style import WEIGHT_COLORSCALE, base_layout
+from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, VERMILLION, WEIGHT_COLORSCALE, base_layout
 
 __all__ = ["grid_figure", "loss_curves_figure", "layer_norms_figure", "entropy_figure"]
 
@@ -48,13 +48,13 @@ def grid_figure(grid: Mapping[tuple[bool, int, float], Sequence[RunResult]]) -> 
 def loss_curves_figure(runs: Mapping[str, Sequence[RunResult]], *, title: str) -> go.Figure:
     """Training loss per step, one line per run, one colour per setting."""
     fig = go.Figure()
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+    palette = [BLUE, VERMILLION, GREEN, PURPLE]
     for index, (name, group) in enumerate(runs.items()):
         for k, run in enumerate(group):
             fig.add_trace(go.Scatter(y=[_capped(v) if math.isfinite(v) else 2 * CHANCE for v in run.loss],
                                      mode="lines", name=name, legendgroup=name, showlegend=k == 0,
                                      line=dict(color=palette[index % len(palette)], width=1.5)))
-    fig.add_hline(y=CHANCE, line=dict(dash="dot", color="gray"), annotation_text="chance")
+    fig.add_hline(y=CHANCE, line=dict(dash="dot", color=NEUTRAL), annotation_text="chance")
     fig.update_layout(**base_layout(title, 420), xaxis_title="step", yaxis_title="training loss (nats)",
                       legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"))
     return fig
@@ -79,14 +79,14 @@ def layer_norms_figure(post: Sequence[Sequence[float]], pre: Sequence[Sequence[f
 def entropy_figure(runs: Mapping[str, Sequence[MonitoredRun]], *, low: float, high: float) -> go.Figure:
     """Mean normalised head entropy at each probe, one line per run, with the two alarm thresholds."""
     fig = go.Figure()
-    palette = ["#2ca02c", "#d62728", "#1f77b4", "#ff7f0e"]
+    palette = [GREEN, VERMILLION, BLUE, ORANGE]
     for index, (name, group) in enumerate(runs.items()):
         for k, run in enumerate(group):
             fig.add_trace(go.Scatter(x=[max(s, 0) for s in run.probe_step], y=run.entropy_series("mean"),
                                      mode="lines+markers", name=name, legendgroup=name, showlegend=k == 0,
                                      marker=dict(size=4), line=dict(color=palette[index % len(palette)], width=1.5)))
     for y, label in ((low, "collapse alarm"), (high, "uniform alarm")):
-        fig.add_hline(y=y, line=dict(dash="dot", color="gray"), annotation_text=label)
+        fig.add_hline(y=y, line=dict(dash="dot", color=NEUTRAL), annotation_text=label)
     fig.update_layout(**base_layout("Attention entropy during training (mean over layers and heads)", 440),
                       xaxis_title="step", yaxis_title="entropy / log(keys)", yaxis_range=[-0.02, 1.05],
                       legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"))

@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 from helpers.experiments.vision_attention import ChannelRun, SpatialRun
 from helpers.figures.style import decimals, legend_below
+from helpers.viz.style import BLUE, NEUTRAL, VERMILLION, WEIGHT_COLORSCALE
 
 __all__ = ["channel_weights_figure", "accuracy_markdown", "spatial_map_figure"]
 
@@ -26,7 +27,7 @@ def channel_weights_figure(se_runs: Sequence[ChannelRun], plain_runs: Sequence[C
                                                         "per input channel (÷ mean)"], horizontal_spacing=0.12)
     for col, runs, values in ((1, se_runs, lambda r: r.input_weights.numpy()),
                               (2, plain_runs, lambda r: (r.conv_norms / r.conv_norms.mean()).numpy())):
-        for kind, color in (("informative", "#2f7ed8"), ("decoy", "#aaaaaa")):
+        for kind, color in (("informative", BLUE), ("decoy", NEUTRAL)):
             xs, ys = [], []
             for run in runs:
                 v = values(run)
@@ -64,10 +65,11 @@ def spatial_map_figure(runs: Mapping[str, SpatialRun]) -> go.Figure:
         target = run.example_target.numpy()
         rows_, cols_ = np.nonzero(target)
         box = dict(x0=cols_.min() - 0.5, x1=cols_.max() + 0.5, y0=rows_.min() - 0.5, y1=rows_.max() + 0.5)
-        for col, z, scale in ((1, image[0], "Greys"), (2, marker, "Greys"), (3, run.example_map.numpy(), "Blues")):
+        maps = ((1, image[0], "Greys"), (2, marker, "Greys"), (3, run.example_map.numpy(), WEIGHT_COLORSCALE))
+        for col, z, scale in maps:
             fig.add_trace(go.Heatmap(z=decimals(z, 3), colorscale=scale, showscale=False,
                                      hovertemplate="row %{y}, col %{x}: %{z}<extra></extra>"), row=row, col=col)
-            fig.add_shape(type="rect", **box, line=dict(color="#d9534f", width=2), row=row, col=col)
+            fig.add_shape(type="rect", **box, line=dict(color=VERMILLION, width=2), row=row, col=col)
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     fig.update_xaxes(showticklabels=False)
     fig.update_layout(height=330 * len(names), title="The object that decides the label (red box) and CBAM's map")

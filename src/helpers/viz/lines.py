@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import torch
 
 from ..checks import check_positive_int
-from .style import as_array, base_layout, finite_range, frame_step, slider
+from .style import BLUE, as_array, base_layout, finite_range, frame_step, slider
 
 __all__ = ["line_sweep", "line_plot", "bar", "moving_average"]
 
@@ -237,7 +237,7 @@ def bar(
         if len(half) != len(labels):
             raise ValueError(f"errors has {len(half)} entries, but labels has {len(labels)}")
         error_y = dict(type="data", array=half, visible=True)
-    fig = go.Figure(go.Bar(x=list(labels), y=heights, error_y=error_y, marker_color="#2f7ed8",
+    fig = go.Figure(go.Bar(x=list(labels), y=heights, error_y=error_y, marker_color=BLUE,
                            hovertemplate="%{x}: %{y:.4g}<extra></extra>"))
     fig.update_layout(**base_layout(title or y_title, 400), yaxis=dict(title=dict(text=y_title)))
     return fig

@@ -15,6 +15,17 @@ renderer registered here emits, for every figure,
   the reader's switch between them;
 - ``text/plain``: a one-line description for consoles.
 
+What a screen reader gets:
+the plot's ``<div>`` is a labelled group (``role="group"`` inside a captioned ``<figure>``,
+``role="figure"`` for a bare figure) named by the figure's title and described by the text
+alternative, a sentence held in a visually hidden ``<p>`` next to the plot; the caption is the
+``<figure>``'s own name. A figure shown without :func:`captioned` (no sentence from its author)
+is described by :func:`describe_figure`, a sentence made from the figure itself: the kind of
+chart, its axes, its series and its controls. Not ``role="img"``: an image's content is presentational, and these
+figures hold controls (Plotly's tool bar, sliders, menus) that must stay reachable. The site's
+script (``book/_static/book.js``) hides the plot area's SVG from screen readers once the sentence
+stands in for it, and makes the sliders and menus focusable and operable from the keyboard.
+
 While the book is built (``HELPERS_BOOK_BUILD=1``, set by the Sphinx extension) the Plotly JSON
 is left out: myst-nb renders *every* mime type of a bundle while it parses a page and warns
 (``mystnb.unknown_mime_type``, an error under ``-W``) on one it has no renderer for, even when
@@ -32,6 +43,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import sys
 import uuid
 from typing import Any
@@ -43,7 +55,7 @@ from plotly.io._base_renderers import MimetypeRenderer
 from .site import building_book
 from .style import TEMPLATE_NAME, theme_patch
 
-__all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "mime_bundle",
+__all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "describe_figure", "mime_bundle",
            "CaptionedFigure", "captioned", "in_colab", "in_notebook", "setup_book"]
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
@@ -56,6 +68,10 @@ FIGURE_MARKER = "book-plotly-figure"
 PANEL_STYLE = ("<style>html[data-theme=dark] .bd-content div.cell_output .text_html:has(.book-plotly, .book-bertviz)"
                "{background-color:transparent!important;color:inherit!important;padding:0!important}</style>")
 """Undoes, for the book's figures, the light panel the theme puts behind HTML outputs in dark mode."""
+
+VISUALLY_HIDDEN = ("position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
+                   "clip:rect(0,0,0,0);white-space:nowrap;border:0")
+"""Inline style of the text alternative: read by screen readers, not drawn (as Bootstrap's ``visually-hidden``)."""
 
 _CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": False,
            "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "toggleSpikelines"]}
@@ -129,6 +145,7 @@ _SCRIPT = """(function () {
   var patch = themes[isDark() ? "dark" : "light"];
   for (var key in patch) { assign(spec.layout, key, patch[key]); }
   window.Plotly.newPlot(gd, spec).then(function () {
+    if (window.bookFigures) { window.bookFigures.enhance(gd); }  // keyboard and screen-reader glue (book.js)
     var dark = isDark();
     new MutationObserver(function () {
       if (isDark() !== dark) { dark = isDark(); window.Plotly.relayout(gd, themes[dark ? "dark" : "light"]); }
@@ -155,12 +172,15 @@ def figure_html(
         fig: The figure (or its ``to_dict()``).
         div_id: The id of the figure's ``<div>``; a random one when ``None``.
         caption: The takeaway, shown under the figure in a ``<figcaption>`` (plain text).
-        alt: The text alternative read by screen readers (the figure's ``aria-label``); the
-            figure's title when ``None``.
+        alt: The text alternative read by screen readers: what the figure shows, in a sentence
+            (a visually hidden ``<p>`` that describes the plot, ``aria-describedby``); when
+            ``None``, the sentence of :func:`describe_figure` (marked ``data-alt="generated"``).
 
     Returns:
-        An HTML fragment with no ``<script src>``: plotly.js comes from the page. With a
-        caption, a ``<figure class="book-figure">`` holding the plot and its ``<figcaption>``.
+        An HTML fragment with no ``<script src>``: plotly.js comes from the page. The plot's
+        ``<div class="book-plotly">`` is named by the figure's title (``aria-label``; the text
+        alternative when the figure has no title). With a caption, a
+        ``<figure class="book-figure">`` holding the plot and its ``<figcaption>``.
     """
     fig_dict = _figure_dict(fig)
     div_id = div_id or f"fig-{uuid.uuid4().hex[:12]}"
@@ -172,10 +192,20 @@ def figure_html(
     # "</" inside a <script> would end it early: JSON allows "<\/".
     spec_json = pio.to_json(spec, validate=False, remove_uids=True).replace("</", "<\\/")
     themes = json.dumps({"light": theme_patch(layout, dark=False), "dark": theme_patch(layout, dark=True)})
-    title = ((layout.get("title") or {}).get("text")) or "Interactive figure"
-    label = html.escape(_plain(alt if alt is not None else title))
+    title = _plain(((layout.get("title") or {}).get("text")) or "")
+    generated = alt is None or not alt.strip()
+    description = describe_figure(fig_dict) if generated else _plain(alt or "")
+    label = html.escape(title or description)
     script = _SCRIPT % {"id": div_id, "spec": spec_json, "themes": themes}
-    plot = (f'<div class="book-plotly" role="{"img" if caption else "figure"}" aria-label="{label}">'
+    role = "group" if caption else "figure"  # inside a captioned <figure>, the plot is one group of it
+    if description and title:
+        described = f' aria-describedby="{div_id}-alt"'
+        marker = ' data-alt="generated"' if generated else ""
+        alt_html = (f'<p id="{div_id}-alt" class="book-figure-alt"{marker} style="{VISUALLY_HIDDEN}">'
+                    f'{html.escape(description)}</p>')
+    else:
+        described = alt_html = ""
+    plot = (f'<div class="book-plotly" role="{role}" aria-label="{label}"{described}>{alt_html}'
             f'<div id="{div_id}" class="plotly-graph-div {FIGURE_MARKER}" '
             f'style="width:100%;height:{height}px;"></div>\n'
             f'<script type="text/javascript">\n{script}\n</script></div>')
@@ -183,6 +213,77 @@ def figure_html(
         return PANEL_STYLE + plot
     return (f'{PANEL_STYLE}<figure class="book-figure">{plot}'
             f'<figcaption>{html.escape(_plain(caption))}</figcaption></figure>')
+
+
+_KINDS = {"scatter": "line chart", "bar": "bar chart", "heatmap": "heatmap", "box": "box plot",
+          "violin": "violin plot", "histogram": "histogram", "contour": "contour plot", "pie": "pie chart",
+          "image": "image"}
+
+
+def _text(value: Any) -> str:
+    """Plain text of a Plotly title (a string, or a dict with ``text``), HTML tags removed."""
+    if isinstance(value, dict):
+        value = value.get("text")
+    return " ".join(re.sub(r"<[^>]+>", " ", str(value or "")).split())
+
+
+def _listing(names: list[str], most: int = 5) -> str:
+    names = names[:most] + ([f"{len(names) - most} more"] if len(names) > most else [])
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def describe_figure(fig: go.Figure | dict[str, Any]) -> str:
+    """A sentence that says what a figure shows, made from the figure: for a figure whose author
+    gave no text alternative (:func:`captioned` asks for one).
+
+    It names the kind of chart (line chart, bar chart, heatmap...), its axes, its named series and
+    the controls that change it (each slider's name and range, each menu's choices), e.g. "Line
+    chart of accuracy against sequence length, with 2 series: GRU and GRU + attention; a slider
+    over seed (3 steps, 0 to 2)."
+
+    Args:
+        fig: The figure (or its ``to_dict()``).
+
+    Returns:
+        One sentence, ending with a full stop.
+    """
+    fig_dict = _figure_dict(fig)
+    layout, traces = fig_dict.get("layout", {}), fig_dict.get("data", [])
+    types = []
+    for trace in traces:
+        kind = trace.get("type", "scatter")
+        if kind == "scatter" and "lines" not in str(trace.get("mode", "lines")):
+            kind = "scatter plot"
+        types.append(_KINDS.get(kind, kind if kind == "scatter plot" else "chart"))
+    kinds = list(dict.fromkeys(types)) or ["chart"]
+    what = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
+    panels = len({(t.get("xaxis", "x"), t.get("yaxis", "y")) for t in traces})
+    sentence = what[0].upper() + what[1:] + (f" in {panels} panels" if panels > 1 else "")
+    x, y = _text((layout.get("xaxis") or {}).get("title")), _text((layout.get("yaxis") or {}).get("title"))
+    if "heatmap" in kinds and x and y:
+        bars = [(layout.get("coloraxis") or {}).get("colorbar")] + [t.get("colorbar") for t in traces]
+        value = next((_text(bar.get("title")) for bar in bars if bar and _text(bar.get("title"))), "values")
+        sentence += f" of {value}, {y} in rows and {x} in columns"
+    elif x and y:
+        sentence += f" of {y} against {x}"
+    elif y or x:
+        sentence += f" of {y or x}"
+    names = list(dict.fromkeys(_text(t.get("name")) for t in traces if _text(t.get("name"))))
+    if len(names) > 1:
+        sentence += f", with {len(names)} series: {_listing(names)}"
+    controls = []
+    for slider in layout.get("sliders") or []:
+        steps = [_text(step.get("label", step.get("value", ""))) for step in slider.get("steps") or []]
+        prefix = _text((slider.get("currentvalue") or {}).get("prefix")).rstrip(":= ")
+        if steps:
+            controls.append(f"a slider over {prefix or 'steps'} ({len(steps)} steps, {steps[0]} to {steps[-1]})")
+    for menu in layout.get("updatemenus") or []:
+        labels = [_text(button.get("label")) for button in menu.get("buttons") or []]
+        if labels:
+            controls.append(f"a menu of {len(labels)} choices ({_listing(labels, 3)})")
+    if controls:
+        sentence += "; " + " and ".join(controls)
+    return sentence + "."
 
 
 def _plain(text: str) -> str:
@@ -214,7 +315,8 @@ class CaptionedFigure:
 
     Shown last in a cell (or with ``display``), it is one ``<figure>`` with a ``<figcaption>``
     on the book's site, and the figure followed by its caption in JupyterLab and Colab. The
-    text alternative is what a screen reader announces for the plot (its ``aria-label``).
+    text alternative is what a screen reader announces for the plot (its description, under the
+    figure's title).
     Build it with :func:`captioned`.
     """
 
@@ -224,8 +326,9 @@ class CaptionedFigure:
     def _site_html(self) -> str:
         if isinstance(self.fig, go.Figure):
             return figure_html(self.fig, caption=self.caption, alt=self.alt)
-        # An HTML view (BertViz): the same <figure>, the view labelled by the text alternative.
-        return (f'<figure class="book-figure"><div role="img" aria-label="{html.escape(_plain(self.alt))}">'
+        # An HTML view (BertViz): the same <figure>, the view a group labelled by the text
+        # alternative (not role="img": the view holds a menu that must stay reachable).
+        return (f'<figure class="book-figure"><div role="group" aria-label="{html.escape(_plain(self.alt))}">'
                 f'{self.fig._repr_html_()}</div><figcaption>{html.escape(_plain(self.caption))}</figcaption></figure>')
 
     def _ipython_display_(self) -> None:

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from .style import as_array, base_layout, frame_step, slider, token_labels
+from .style import BLUE, PURPLE, VERMILLION, as_array, base_layout, frame_step, slider, token_labels
 
 __all__ = ["softmax_temperature_explorer", "softmax_with_temperature"]
 
@@ -98,20 +98,20 @@ def softmax_temperature_explorer(
                                         "entropy of the weights (nats)"])
 
     def bars(t: int) -> list[go.Bar]:
-        return [go.Bar(x=x, y=scaled[t], name="s / T", marker_color="#8c6bb1",
+        return [go.Bar(x=x, y=scaled[t], name="s / T", marker_color=PURPLE,
                        hovertemplate="key %{x}: s/T = %{y:.3f}<extra></extra>"),
-                go.Bar(x=x, y=weights[t], name="weight", marker_color="#2f7ed8",
+                go.Bar(x=x, y=weights[t], name="weight", marker_color=BLUE,
                        hovertemplate="key %{x}: weight %{y:.3f}<extra></extra>")]
 
     def marker(t: int) -> go.Scatter:
         return go.Scatter(x=[temps[t]], y=[entropy[t]], mode="markers", name="current T",
-                          marker=dict(size=11, color="#e4572e"),
+                          marker=dict(size=11, color=VERMILLION),
                           hovertemplate="T = %{x:.3g}<br>entropy %{y:.3f}<extra></extra>")
 
     scaled_bar, weight_bar = bars(active)
     fig.add_trace(scaled_bar, row=1, col=1)
     fig.add_trace(weight_bar, row=1, col=2)
-    fig.add_trace(go.Scatter(x=temps, y=entropy, mode="lines", name="entropy", line=dict(color="#2f7ed8"),
+    fig.add_trace(go.Scatter(x=temps, y=entropy, mode="lines", name="entropy", line=dict(color=BLUE),
                              hovertemplate="T = %{x:.3g}<br>entropy %{y:.3f}<extra></extra>"), row=2, col=1)
     fig.add_trace(marker(active), row=2, col=1)
     log_n = math.log(len(s))

@@ -1,9 +1,19 @@
 """The book's look for figures, and the input checks every figure function shares.
 
 One colour scale for attention weights (``Viridis`` on a fixed 0 -> 1 range), one diverging
-scale for signed values, one two-colour scale for masks, a transparent Plotly template that
-reads on the light and the dark theme of the site, and the conversions from tensors to NumPy
-with errors that name the argument.
+scale for signed values, one two-colour scale for masks, one qualitative palette for lines and
+bars, a transparent Plotly template that reads on the light and the dark theme of the site, and
+the conversions from tensors to NumPy with errors that name the argument.
+
+Colours are chosen for readers with a colour-vision deficiency. Lines and bars take the
+Okabe-Ito palette (Okabe and Ito, 2008, "Color Universal Design"), which stays distinct under
+protanopia, deuteranopia and tritanopia, in an order whose first four colours (blue, vermillion,
+bluish green, reddish purple) each have a contrast of at least 3:1 (WCAG 1.4.11, graphical
+objects) against both the page's white and its dark-theme background (``#14181e``); yellow,
+unreadable on white, and black, unreadable on the dark theme, are left out, and a mid grey
+(``NEUTRAL``) that reads on both marks reference lines. Heatmaps use Viridis, designed to be
+perceptually uniform and readable in colour-blind vision and in grey scale; signed values use
+ColorBrewer's red-blue diverging scale, which ColorBrewer marks colour-blind safe.
 
 How to read the figures: the page "How to read these figures" (``book/figures.md``).
 """
@@ -11,6 +21,7 @@ How to read the figures: the page "How to read these figures" (``book/figures.md
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +31,16 @@ import plotly.io as pio
 import torch
 
 __all__ = [
+    "PALETTE",
+    "BLUE",
+    "VERMILLION",
+    "GREEN",
+    "PURPLE",
+    "ORANGE",
+    "SKY",
+    "NEUTRAL",
+    "to_rgb",
+    "contrast_ratio",
     "WEIGHT_COLORSCALE",
     "SIGNED_COLORSCALE",
     "MASK_COLORSCALE",
@@ -37,21 +58,73 @@ __all__ = [
     "finite_range",
 ]
 
+BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY = "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"
+"""The Okabe-Ito colours the book uses, by name."""
+
+NEUTRAL = "#7f7f7f"
+"""Mid grey for reference lines, thresholds and "other" series (contrast 4.0 to 1 on white, 4.5 to 1 on dark)."""
+
+PALETTE: tuple[str, ...] = (BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, NEUTRAL)
+"""The colour sequence of every figure (the template's ``colorway``), Okabe-Ito, strongest first.
+
+The first four read at 3:1 or more on both themes of the site; orange and sky blue at 2.3:1 on
+white (8:1 on the dark theme), so a figure with more than four series also tells them apart by
+dash, marker or legend order.
+"""
+
 WEIGHT_COLORSCALE = "Viridis"
 """Colour scale of every attention-weight heatmap, always on ``zmin=0, zmax=1``."""
 
 SIGNED_COLORSCALE = "RdBu_r"
 """Colour scale of signed values (positional encodings, scores), centred on 0."""
 
-MASK_COLORSCALE: list[list[Any]] = [[0.0, "rgba(128, 128, 128, 0.16)"], [1.0, "#2f7ed8"]]
+MASK_COLORSCALE: list[list[Any]] = [[0.0, "rgba(128, 128, 128, 0.16)"], [1.0, BLUE]]
 """Two colours for boolean masks, blocked (faint grey) and allowed (blue)."""
 
 TEMPLATE_NAME = "book"
 
+# Text at 15:1 (light) and 13:1 (dark) on the page; the controls' borders and the tool bar's
+# icons at 4.5:1 or more (WCAG 1.4.11 asks 3:1 of the parts of a control that identify it).
 _LIGHT = {"font": "#212529", "grid": "rgba(0, 0, 0, 0.10)", "line": "rgba(0, 0, 0, 0.35)",
-          "control_bg": "#f3f4f6", "control_active": "#d0d7e2", "control_border": "#9aa3ae"}
+          "control_bg": "#f3f4f6", "control_active": "#d0d7e2", "control_border": "#6c757d",
+          "modebar": "#6c757d", "modebar_active": "#212529"}
 _DARK = {"font": "#e3e6ea", "grid": "rgba(255, 255, 255, 0.14)", "line": "rgba(255, 255, 255, 0.40)",
-         "control_bg": "#2b2f36", "control_active": "#4a5360", "control_border": "#6c7480"}
+         "control_bg": "#2b2f36", "control_active": "#4a5360", "control_border": "#9ca4af",
+         "modebar": "#9ca4af", "modebar_active": "#e3e6ea"}
+
+
+def to_rgb(colour: str) -> tuple[int, int, int]:
+    """``(r, g, b)`` of a colour written as ``#rrggbb``, ``#rgb``, ``rgb(...)`` or ``rgba(...)`` (alpha ignored).
+
+    Raises:
+        ValueError: If ``colour`` is in none of these forms.
+    """
+    text = colour.strip().lower() if isinstance(colour, str) else ""
+    if re.fullmatch(r"#[0-9a-f]{3}|#[0-9a-f]{6}", text):
+        digits = text[1:] if len(text) == 7 else "".join(c * 2 for c in text[1:])
+        return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
+    match = re.fullmatch(r"rgba?\(\s*([\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*(,\s*[\d.]+\s*)?\)", text)
+    if match:
+        return round(float(match.group(1))), round(float(match.group(2))), round(float(match.group(3)))
+    raise ValueError(f"colour must be #rrggbb, #rgb, rgb(...) or rgba(...), got {colour!r}")
+
+
+def contrast_ratio(first: str, second: str) -> float:
+    """The WCAG 2 contrast ratio of two colours, from 1 (the same) to 21 (black on white).
+
+    Args:
+        first: A colour, in any form :func:`to_rgb` reads.
+        second: Another.
+
+    Returns:
+        ``(L1 + 0.05) / (L2 + 0.05)``, ``L1`` the larger relative luminance.
+    """
+    def luminance(colour: str) -> float:
+        linear = [v / 255 / 12.92 if v / 255 <= 0.04045 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in to_rgb(colour)]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(first), luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
 
 
 def book_template() -> go.layout.Template:
@@ -63,7 +136,7 @@ def book_template() -> go.layout.Template:
     axis = dict(gridcolor=_LIGHT["grid"], zerolinecolor=_LIGHT["line"], linecolor=_LIGHT["line"],
                 showline=False, ticks="", automargin=True, title=dict(standoff=10))
     return go.layout.Template(layout=dict(
-        colorway=["#2f7ed8", "#e4572e", "#2ca25f", "#8c6bb1", "#f0a202", "#17becf", "#d62728", "#7f7f7f"],
+        colorway=list(PALETTE),
         paper_bgcolor="rgba(0, 0, 0, 0)",
         plot_bgcolor="rgba(0, 0, 0, 0)",
         font=dict(family="system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif",
@@ -85,8 +158,8 @@ pio.templates[TEMPLATE_NAME] = book_template()
 def theme_patch(fig: go.Figure | dict[str, Any], dark: bool) -> dict[str, Any]:
     """The relayout that puts a figure in the light or the dark theme of the site.
 
-    The figure itself is drawn with transparent backgrounds; only text, grid lines and the
-    controls (sliders, dropdowns) change colour. The page's script applies this patch before
+    The figure itself is drawn with transparent backgrounds; only text, grid lines, the
+    controls (sliders, dropdowns) and the tool bar's icons change colour. The page's script applies this patch before
     drawing and again whenever the reader switches the theme.
 
     Args:
@@ -97,7 +170,8 @@ def theme_patch(fig: go.Figure | dict[str, Any], dark: bool) -> dict[str, Any]:
         A ``Plotly.relayout`` update, keys in Plotly's dotted notation.
     """
     colors = _DARK if dark else _LIGHT
-    patch: dict[str, Any] = {"font.color": colors["font"]}
+    patch: dict[str, Any] = {"font.color": colors["font"], "modebar.color": colors["modebar"],
+                             "modebar.activecolor": colors["modebar_active"], "modebar.bgcolor": "rgba(0, 0, 0, 0)"}
     layout = fig.layout.to_plotly_json() if isinstance(fig, go.Figure) else fig
     for key in layout:
         if key.startswith(("xaxis", "yaxis")):

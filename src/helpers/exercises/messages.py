@@ -1,0 +1,239 @@
+"""The checkers' messages in every language of the book: one catalogue, keyed by message and language.
+
+A checker never writes its sentences inline: it names a message of the catalogue and the values to
+put in it (``CheckResult.of(False, "ch04.split.not_moved", language, shape=(2, 5, 3, 4))``), and
+the catalogue renders the sentence in the reader's language. A verdict keeps its key and values,
+so it can be rendered again in another language (:meth:`helpers.exercises.CheckResult.in_language`);
+the Chinese edition of the site does that to the verdicts stored in the notebook cache, whose
+outputs are shared by both editions (``book/_ext/editions.py``).
+
+Languages are ``"en"`` (the default: English callers see exactly the messages they always did)
+and ``"zh"`` (Simplified Chinese). Which one a checker uses, first match wins:
+
+1. its ``language`` argument;
+2. :func:`set_language` (e.g. ``helpers.exercises.set_language("zh")`` in a notebook);
+3. the environment variable ``HELPERS_LANGUAGE``;
+4. the notebook the kernel runs: a notebook of the Chinese edition (under ``zh/notebooks/`` or
+   ``zh/book/``) is read in Chinese. Jupyter Server tells a kernel its notebook's path
+   (``JPY_SESSION_NAME``); a kernel also starts in its notebook's folder (the working directory);
+5. ``"en"``.
+
+Messages of a chapter's checkers live in that chapter's module (``MESSAGES``, registered with
+:func:`register`); the messages every checker shares (the verdict's prefix, the reader's function
+failing, an answer that calls the package) live here. A message missing in a language falls back
+to English, and ``tests/test_editions.py`` lists the keys a language still lacks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from pathlib import Path, PurePath
+from typing import Any
+
+__all__ = ["LANGUAGES", "CATALOGUE", "register", "phrase", "text", "resolve_language", "set_language", "get_language",
+           "portable_fields"]
+
+LANGUAGES = ("en", "zh")
+"""The languages of the catalogue; the first is the default and the fallback."""
+ENVIRONMENT_VARIABLE = "HELPERS_LANGUAGE"
+
+CATALOGUE: dict[str, dict[str, str]] = {}
+"""``key -> {language: template}``; a template is a ``str.format`` string with named fields."""
+
+_chosen: str | None = None
+
+
+def register(messages: Mapping[str, Mapping[str, str]]) -> None:
+    """Adds a module's messages to the catalogue.
+
+    Args:
+        messages: ``{key: {language: template}}``; every key has an English template and its
+            prefix names the module that registers it (``"ch04.split.not_moved"`` comes from
+            :mod:`helpers.exercises.ch04`), so that a key can be found from a stored verdict.
+
+    Raises:
+        ValueError: A message has no English template, or names a language not in
+            :data:`~helpers.exercises.messages.LANGUAGES`.
+    """
+    for key, templates in messages.items():
+        if LANGUAGES[0] not in templates:
+            raise ValueError(f"messages: {key!r} has no {LANGUAGES[0]!r} template")
+        unknown = set(templates) - set(LANGUAGES)
+        if unknown:
+            raise ValueError(f"messages: {key!r} names unknown languages {sorted(unknown)}; known: {LANGUAGES}")
+        CATALOGUE[key] = dict(templates)
+
+
+def _check_language(language: str, argument: str = "language") -> str:
+    if language not in LANGUAGES:
+        raise ValueError(f"{argument} must be one of {LANGUAGES}, got {language!r}")
+    return language
+
+
+def set_language(language: str | None) -> None:
+    """Sets the language of every checker's messages for this session (``None``: back to the default).
+
+    Args:
+        language: ``"en"``, ``"zh"`` or ``None``.
+
+    Raises:
+        ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
+    """
+    global _chosen
+    _chosen = None if language is None else _check_language(language)
+
+
+_EDITION_FOLDERS = ("notebooks", "book")
+"""The folders of an edition's notebooks: ``<language>/notebooks/...``, ``<language>/book/...``."""
+
+
+def _edition_language(path: str | os.PathLike[str]) -> str | None:
+    """The language of the edition a path lies in (``.../zh/notebooks/lab.ipynb``: ``"zh"``), or ``None``."""
+    parts = PurePath(path).parts
+    for here, below in zip(parts, parts[1:]):
+        if here in LANGUAGES[1:] and below in _EDITION_FOLDERS:
+            return here
+    return None
+
+
+def get_language() -> str:
+    """The language checkers use when they are not given one (see the module's docstring).
+
+    Returns:
+        One of :data:`~helpers.exercises.messages.LANGUAGES`.
+
+    Raises:
+        ValueError: ``HELPERS_LANGUAGE`` names a language not in :data:`~helpers.exercises.messages.LANGUAGES`.
+    """
+    if _chosen is not None:
+        return _chosen
+    if os.environ.get(ENVIRONMENT_VARIABLE):
+        return _check_language(os.environ[ENVIRONMENT_VARIABLE], ENVIRONMENT_VARIABLE)
+    try:
+        folder = Path.cwd()
+    except OSError:  # a working directory that was removed
+        folder = Path()
+    return (_edition_language(os.environ.get("JPY_SESSION_NAME", "")) or _edition_language(folder)
+            or LANGUAGES[0])
+
+
+def resolve_language(language: str | None) -> str:
+    """``language`` if given (checked), else :func:`get_language`.
+
+    Args:
+        language: A checker's ``language`` argument.
+
+    Returns:
+        One of :data:`~helpers.exercises.messages.LANGUAGES`.
+
+    Raises:
+        ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
+    """
+    return get_language() if language is None else _check_language(language)
+
+
+def _templates(key: str) -> dict[str, str]:
+    if key not in CATALOGUE and "." in key:  # a stored verdict's key: its module registers it on import
+        try:
+            importlib.import_module(f"{__package__}.{key.split('.', 1)[0]}")
+        except ImportError:
+            pass
+    if key not in CATALOGUE:
+        raise KeyError(f"key: no message {key!r} in the checkers' catalogue")
+    return CATALOGUE[key]
+
+
+def _localised(value: Any, language: str) -> Any:
+    """A field's value in ``language``: a phrase given as ``{language: text}`` is picked, the rest kept."""
+    if isinstance(value, Mapping) and LANGUAGES[0] in value:
+        return value.get(language, value[LANGUAGES[0]])
+    return value
+
+
+def portable_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a message as JSON can store them (what a rendered verdict carries in its HTML).
+
+    Args:
+        fields: The values of a message's fields.
+
+    Returns:
+        The same fields with numbers, strings, booleans, ``None`` and phrases (``{language: text}``)
+        kept, and anything else (a shape, a tensor size, a type) replaced by its ``str()``.
+    """
+    def portable(value: Any) -> Any:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, Mapping) and LANGUAGES[0] in value:
+            return {str(k): str(v) for k, v in value.items()}
+        return str(value)
+
+    return {name: portable(value) for name, value in fields.items()}
+
+
+def phrase(key: str, /, **fields: Any) -> dict[str, str]:
+    """A message rendered in every language, ``{language: sentence}``: a field of another message,
+    which :func:`text` then renders in that message's language (e.g. what a checker expected, "the
+    heads, shape (B, H, L, E)", inside "returned None: return {what}").
+
+    Args:
+        key: The message's key.
+        **fields: The values of its template's named fields.
+
+    Returns:
+        ``{language: sentence}`` for every language of :data:`~helpers.exercises.messages.LANGUAGES`.
+    """
+    return {language: text(key, language, **fields) for language in LANGUAGES}
+
+
+def text(key: str, language: str | None = None, /, **fields: Any) -> str:
+    """A message of the catalogue, rendered in ``language``.
+
+    Args:
+        key: The message's key, e.g. ``"reader.returned_none"``.
+        language: ``"en"``, ``"zh"``, or ``None`` for :func:`get_language`.
+        **fields: The values of the template's named fields; a value given as
+            ``{"en": ..., "zh": ...}`` (a phrase) is rendered in ``language`` too.
+
+    Returns:
+        The sentence (the English one where the language has no template for ``key``).
+
+    Raises:
+        KeyError: ``key`` is not in the catalogue.
+        ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
+    """
+    language = resolve_language(language)
+    templates = _templates(key)
+    template = templates.get(language, templates[LANGUAGES[0]])
+    return template.format(**{name: _localised(value, language) for name, value in fields.items()})
+
+
+register({
+    # The verdict's prefix (CheckResult.__str__).
+    "verdict.passed": {"en": "✅ Correct: ", "zh": "✅ 正确："},
+    "verdict.failed": {"en": "❌ Not yet: ", "zh": "❌ 还不对："},
+    # helpers.exercises.reader: the reader's function failed, or returned the wrong kind of thing.
+    "reader.not_callable": {
+        "en": "expected a function, got {type}: pass the function itself, e.g. check(my_function), not "
+              "check(my_function(...))",
+        "zh": "这里要的是一个函数，收到的却是 {type}：请把函数本身传进来，例如 check(my_function)，"
+              "而不是 check(my_function(...))"},
+    "reader.stub": {
+        "en": "the function is still the stub (it raises NotImplementedError): write your answer in its body",
+        "zh": "函数还是原来的空壳（它抛出 NotImplementedError）：请在函数体里写下你的答案"},
+    "reader.raised": {
+        "en": "your function raised {type}: {error}{hint}",
+        "zh": "你的函数抛出了 {type}：{error}{hint}"},
+    "reader.returned_none": {
+        "en": "your function returned None: return the {what} (did you forget `return`?)",
+        "zh": "你的函数返回了 None：请返回{what}（是不是忘了写 `return`？）"},
+    "reader.not_a_tensor": {
+        "en": "your function returned a {type}; return the {what} as a torch.Tensor",
+        "zh": "你的函数返回的是 {type}；应返回 torch.Tensor 类型的{what}"},
+    # helpers.exercises.guard: the answer calls the package's own version of what it should write.
+    "guard.delegates": {
+        "en": "your answer calls {name}, which this exercise asks you to write yourself: the checker compares "
+              "your code with it, so calling it proves nothing.",
+        "zh": "你的答案调用了 {name}，而这道练习要你自己写出它：检查器正是拿你的代码和它比较，调用它什么也证明不了。"},
+})

@@ -1,0 +1,263 @@
+"""The built site's two editions: the Chinese one in ``_build/html/zh`` (its own pages, navigation and
+search, in Chinese), a language switch on every page of both that leads to the same page in the
+other (over http and from file://), the Chinese build reusing the English notebook cache, and the
+Chinese pages in headless Chromium: no script error, no request off the site, figures drawn, a
+real CJK font (no boxes). The drift check and its parts: tests/test_editions.py.
+
+The site is the session's build (``scripts/build.sh``, which builds both editions); to test another
+build, set ``BOOK_SITE`` to its ``_build/html`` folder (and ``BOOK_ZH_LOG`` to its Chinese build's log).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import posixpath
+import re
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from test_browser import _READY, _REPORT, Visit, evaluate_settled, unexpected, watch
+from test_build import MAX_PAGE_BYTES, is_external, resources
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import editions  # noqa: E402 (the book's local extension)
+
+pytestmark = pytest.mark.book
+
+SWITCH = re.compile(r'<a class="btn btn-sm edition-switch" href="([^"]+)"[^>]*?data-edition="(\w+)"'
+                    r'(?P<missing> data-edition-missing="true")?')
+
+
+@pytest.fixture(scope="session")
+def site_html(built_html: Path) -> Path:
+    """The built site (both editions): ``BOOK_SITE`` when set, else the session's build."""
+    return built_html
+
+
+def docnames(html: Path) -> list[str]:
+    """The documents of a built edition, from its search index."""
+    index = (html / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(index[index.index("(") + 1: index.rindex(")")])["docnames"]
+
+
+def edition_pages(html: Path) -> list[Path]:
+    """Every page of one edition: its documents, its generated pages, its module-source pages."""
+    pages = {html / f"{name}.html" for name in docnames(html)}
+    pages |= {html / name for name in ("genindex.html", "search.html")}
+    pages |= set((html / "_modules").rglob("*.html"))
+    return sorted(page for page in pages if page.is_file())
+
+
+def switch_of(page: Path) -> tuple[Path, str, bool]:
+    """Where a page's language switch leads (a file of the site), the edition it names, and whether
+    it says the page is missing there."""
+    match = SWITCH.search(page.read_text(encoding="utf-8"))
+    assert match, f"{page}: no language switch"
+    href = match.group(1)
+    assert not urlparse(href).scheme and not href.startswith("/"), f"{page}: {href} is not a relative link"
+    return Path(posixpath.normpath(posixpath.join(page.parent.as_posix(), href))), match.group(2), bool(
+        match.group("missing"))
+
+
+def test_the_chinese_edition_holds_the_translated_pages_in_chinese(site_html: Path) -> None:
+    zh = site_html / editions.ZH
+    translated = editions.toc_docnames(ROOT / editions.ZH)
+    assert len(translated) >= 4 and set(translated) <= set(docnames(zh))
+    for docname in translated:
+        text = (zh / f"{docname}.html").read_text(encoding="utf-8")
+        assert '<html lang="zh-CN"' in text, docname
+        title = re.search(r"<title>(.*?)</title>", text, re.DOTALL).group(1)
+        assert re.search(r"[\u4e00-\u9fff]", title), f"{docname}: title {title!r} is not Chinese"
+    assert (zh / "index.html").is_file() and "book/intro.html" in (zh / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_chinese_search_finds_chinese_words(site_html: Path) -> None:
+    index = (site_html / editions.ZH / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1: index.rindex(")")])["terms"]
+    for word in ("注意力", "掩码", "术语表"):
+        assert word in terms, f"{word!r} is not in the Chinese search index (is jieba installed?)"
+
+
+def test_every_page_of_both_editions_switches_to_the_same_page_in_the_other(site_html: Path) -> None:
+    zh = site_html / editions.ZH
+    translated = set(docnames(zh)) | {"genindex", "search"}
+    english = edition_pages(site_html)
+    assert len(english) >= 40
+    for page in english:
+        target, edition, missing = switch_of(page)
+        name = page.relative_to(site_html).with_suffix("").as_posix()
+        assert edition == "zh" and target.is_file(), (page, target)
+        if name in translated or name.startswith("_modules/"):  # (the Chinese edition has every API page)
+            assert target == zh / f"{name}.html" and not missing, (page, target)
+        else:
+            assert target == zh / "book" / "intro.html" and missing, (page, target)
+    chinese = edition_pages(zh)
+    assert len(chinese) >= 6
+    for page in chinese:
+        target, edition, missing = switch_of(page)
+        assert edition == "en" and not missing and target == site_html / page.relative_to(zh), (page, target)
+
+
+def test_chinese_pages_are_small_and_load_nothing_from_another_host(site_html: Path) -> None:
+    zh = site_html / editions.ZH
+    for page in edition_pages(zh):
+        assert page.stat().st_size <= MAX_PAGE_BYTES, f"{page}: {page.stat().st_size} bytes"
+        outside = [url for _, url in resources(page).urls if is_external(url)]
+        assert not outside, f"{page}: {outside}"
+
+
+def test_the_chinese_build_runs_no_notebook_the_english_build_ran(site_html: Path, request: pytest.FixtureRequest,
+                                                                   measurements: list[str]) -> None:
+    """Every Chinese page with code is in the English build's notebook cache (matched by its code), and
+    the Chinese build executed nothing."""
+    import jupytext
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(site_html.parent / ".jupyter_cache"))
+    zh = ROOT / editions.ZH
+    executable = [path for path in (editions.source_path(zh, d) for d in editions.toc_docnames(zh))
+                  if path is not None and editions.code_cells(path)]
+    assert len(executable) >= 2
+    for path in executable:
+        try:
+            cache.match_cache_notebook(jupytext.read(path))
+        except KeyError:
+            pytest.fail(f"{path.relative_to(ROOT)}: not in the English build's notebook cache (its code differs?)")
+    log_file = os.environ.get("BOOK_ZH_LOG")
+    log = Path(log_file).read_text(encoding="utf-8") if log_file else request.getfixturevalue("book_build").log
+    marker = f"Source Folder: {zh}"
+    assert marker in log, "the build log holds no Chinese build (scripts/build.sh runs scripts/build-zh.sh)"
+    chinese = log[log.index(marker):]
+    assert "Executing notebook" not in chinese, chinese[-3000:]
+    seconds = re.search(r"book \(中文\): .* \((\d+) s\)", chinese)
+    measurements.append(f"Chinese edition build (after the English one): {seconds.group(1) if seconds else '?'} s, "
+                        f"{chinese.count('Using cached notebook')} notebooks read from the English cache, none "
+                        "executed")
+
+
+# --- in the browser ------------------------------------------------------------------------------------
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
+        pass
+
+
+@pytest.fixture(scope="session")
+def served(site_html: Path) -> Iterator[str]:
+    """The site on 127.0.0.1 (a free port), for the session."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site_html)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.browser
+def test_chinese_pages_work_in_the_browser_with_the_network_off(site_html: Path, served: str, chromium: Any,
+                                                                measurements: list[str]) -> None:
+    """Every Chinese page: no script error, no console error, no request off the site, every figure drawn."""
+    zh = site_html / editions.ZH
+    figures = 0
+    for path in edition_pages(zh):
+        name = path.relative_to(site_html).as_posix()
+        visit = Visit(name)
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        watch(page, visit, served + "/")
+        page.goto(f"{served}/{name}", wait_until="load")
+        visit.ready = evaluate_settled(page, _READY)
+        page.wait_for_load_state("networkidle")
+        report = evaluate_settled(page, _REPORT)
+        context.close()
+        assert visit.ready, f"{name}: figures not drawn"
+        assert not visit.page_errors and not unexpected(visit.console_errors), (name, visit)
+        assert not visit.external and not visit.failed, (name, visit.external, visit.failed)
+        blank = [f for f in report["figures"] if f["traces"] == 0 or f["drawn"] == 0]
+        assert not blank, (name, blank)
+        figures += len(report["figures"])
+    measurements.append(f"Chinese edition in the browser: {len(edition_pages(zh))} pages, {figures} figures drawn")
+    assert figures >= 8  # the figures page's
+
+
+def _round_trip(chromium: Any, start: str) -> list[str]:
+    """The URLs seen clicking the language switch twice from ``start``."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    seen = []
+    page.goto(start, wait_until="load")
+    for _ in range(2):
+        with page.expect_navigation(wait_until="load"):
+            page.click("a.edition-switch")
+        seen.append(page.url)
+    context.close()
+    return seen
+
+
+@pytest.mark.browser
+def test_the_language_switch_round_trips_over_http_and_from_a_file(site_html: Path, served: str,
+                                                                    chromium: Any) -> None:
+    chapter = "book/00-start/index.html"
+    assert _round_trip(chromium, f"{served}/{chapter}") == [f"{served}/zh/{chapter}", f"{served}/{chapter}"]
+    as_file = (site_html / chapter).as_uri()
+    assert _round_trip(chromium, as_file) == [(site_html / "zh" / chapter).as_uri(), as_file]
+    untranslated = "book/03-scaling/index.html"  # until it is translated: the Chinese edition's first page
+    if untranslated.replace(".html", ".md") in editions.untranslated():
+        assert _round_trip(chromium, f"{served}/{untranslated}") == [
+            f"{served}/zh/book/intro.html", f"{served}/book/intro.html"]
+
+
+_GLYPHS = """() => {
+  // The article's own font; "注" and a code point no font has (drawn as the missing-glyph box).
+  const style = getComputedStyle(document.querySelector('.bd-article p'));
+  const size = parseFloat(style.fontSize);
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = Math.ceil(size * 4);
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const ink = text => {
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.fillText(text, 0, size * 2);
+    return Array.from(ctx.getImageData(0, 0, canvas.width, canvas.height).data.filter((_, i) => i % 4 === 3));
+  };
+  const glyph = ink('注'), box = ink(String.fromCodePoint(0x10FFFD));
+  return {size, font: ctx.font, width: ctx.measureText('注意力').width, boxWidth: ctx.measureText(
+      String.fromCodePoint(0x10FFFD)).width, inked: glyph.filter(a => a > 0).length,
+    differs: glyph.some((a, i) => a !== box[i])};
+}"""
+
+
+@pytest.mark.browser
+def test_chinese_text_is_drawn_with_a_cjk_font_not_boxes(served: str, chromium: Any, measurements: list[str]) -> None:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{served}/zh/book/intro.html", wait_until="load")
+    glyphs = page.evaluate(_GLYPHS)
+    context.close()
+    measurements.append(f"CJK glyphs: '注意力' {glyphs['width']:.1f} px wide at {glyphs['size']:.0f} px "
+                        f"(a missing-glyph box: {glyphs['boxWidth']:.1f} px), font {glyphs['font']}")
+    assert glyphs["inked"] > 20 and glyphs["differs"], f"'注' is drawn as the missing-glyph box: {glyphs}"
+    assert 2.7 <= glyphs["width"] / glyphs["size"] <= 3.3, f"'注意力' is not three full-width glyphs: {glyphs}"
+
+
+@pytest.mark.browser
+def test_the_chinese_quiz_asks_in_chinese(served: str, chromium: Any) -> None:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{served}/zh/book/00-start/index.html", wait_until="load")
+    page.wait_for_selector("[data-book-quiz-ready=true]", state="attached", timeout=30_000)
+    text = page.evaluate("() => document.querySelector('.book-quiz').innerText")
+    buttons = page.evaluate("() => [...document.querySelectorAll('.book-quiz-check')].map(b => b.textContent)")
+    context.close()
+    assert "查询的形状是" in text and "Queries have shape" not in text
+    assert buttons and set(buttons) == {"核对"}
