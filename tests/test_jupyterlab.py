@@ -221,8 +221,12 @@ def test_chapter_opens_and_runs_as_a_notebook_in_jupyterlab(lab: Lab, chromium: 
 
     page.route("**/*", route)
     try:
-        # The file browser, in the chapter's folder (what clicking down from the root shows).
-        page.goto(f"{lab.url}/lab/tree/{Path(chapter.path).parent.as_posix()}?token={lab.token}")
+        # The file browser, in the chapter's folder (what clicking down from the root shows), in a
+        # workspace of its own: the server keeps the last one, and restoring the chapter opened by the
+        # previous test (its kernel, its tab) left the next chapter's "Run All" waiting.
+        workspace = f"test-{secrets.token_hex(4)}"
+        page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{Path(chapter.path).parent.as_posix()}"
+                  f"?reset&token={lab.token}")
         item = page.locator(".jp-DirListing-item", has_text=Path(chapter.path).name)
         item.wait_for(timeout=120_000)
         assert page.evaluate(_SETTING) is False  # the temporary profile is the one in use

@@ -201,8 +201,9 @@ def mask_gallery(
         if i + cols >= n:
             fig.update_xaxes(title_text="key", row=row, col=col)
     fig.update_layout(**base_layout(title or "Attention masks: blue = may attend (True), grey = blocked",
-                                    170 + 300 * rows),
-                      margin=dict(t=112, b=64))  # the menu sits above the two-line subplot titles
+                                    208 + 300 * rows),
+                      # the menu sits above the two-line subplot titles, the figure's title above the menu
+                      margin=dict(t=150, b=64))
     fig.update_annotations(font_size=12)
 
     layout = fig.layout.to_plotly_json()
