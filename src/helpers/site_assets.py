@@ -7,9 +7,11 @@ licence next to it:
 ==============================  =======================================  ===============================
 what                            from (npm)                               used by
 ==============================  =======================================  ===============================
-plotly.js, cartesian bundle     ``plotly.js-cartesian-dist-min``         pages with a figure
+plotly.js 4.1.1, the book's      ``plotly.js``, bundled here              pages with a figure
+trace types                     (:mod:`helpers.site_bundles`)
 RequireJS 2.3.6                 ``requirejs``                            BertViz views, embedded widgets
-d3 5.7.0                        ``d3``                                   BertViz views
+d3, what BertViz calls          ``d3-selection`` and four other d3       BertViz views
+                                modules, bundled here
 jQuery 2.2.4                    ``jquery``                               BertViz (asks for 2.0.0: not on npm)
 html-manager 1.0.15             ``@jupyter-widgets/html-manager``        pages with embedded ipywidgets
 MathJax 3.2.2                   ``mathjax``                              the build (math), widget pages
@@ -23,11 +25,12 @@ these is needed by some pages only.
 
 A first visit is kept light (``tests/book/test_page_weight.py`` measures it):
 
-- plotly.js is the partial bundle that holds the trace types the book draws
-  (:data:`PLOTLY_TRACE_TYPES`: scatter, bar, heatmap, box...; 1.5 MB instead of the full
-  bundle's 4.8 MB), at the plotly.js version that the installed ``plotly`` Python package
-  targets (vendoring fails on a mismatch), and the build warns about a figure whose trace type
-  the bundle lacks;
+- plotly.js is a bundle built here (:mod:`helpers.site_bundles`) with the trace types the
+  book draws (:data:`PLOTLY_TRACE_TYPES`: scatter, bar, heatmap, box; 1.21 MB instead of the
+  full bundle's 4.8 MB or the smallest published one that has them, 1.50 MB), at the plotly.js
+  version that the installed ``plotly`` Python package targets (vendoring fails on a mismatch),
+  and the build warns about a figure whose trace type the bundle lacks; likewise d3 holds what
+  BertViz calls (0.03 MB instead of 0.24 MB);
 - math is typeset at build time: MathJax (the site's copy) runs in Node.js and writes into
   each page the markup it would write in the browser (CHTML, with hidden MathML for screen
   readers) and the CSS of the characters used (about 10 kB), for Sphinx's math and for the
@@ -92,6 +95,8 @@ from html import unescape as _unescape
 from pathlib import Path
 from typing import Any
 
+from helpers.site_bundles import BUNDLES, PLOTLY_BUNDLE, TOOLS, vendor_bundle
+
 try:  # Sphinx is there when the book is built; the vendoring command line does not need it.
     from sphinx.jinja2glue import BuiltinTemplateLoader
 except ImportError:  # pragma: no cover (the package's run-time dependencies do not include Sphinx)
@@ -115,13 +120,11 @@ MANIFEST = "MANIFEST.json"
 PLOTLY_JS_VERSION = "4.1.1"
 """The plotly.js version of the vendored bundle: the one the installed ``plotly`` package targets."""
 
-PLOTLY_TRACE_TYPES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d",
-                                "histogram2dcontour", "image", "pie", "scatter", "scatterternary", "violin"})
-"""The trace types of the vendored ``plotly.js-cartesian-dist-min`` bundle (its README's list;
-``tests/book/test_page_weight.py`` checks it against the bundle's registered modules). It is the
-smallest published bundle that holds every type the book draws: scatter, bar, heatmap and box
-(``plotly.js-basic-dist-min`` has no heatmap or box). Layout features (sliders, menus, frames,
-animation) are in every bundle."""
+PLOTLY_TRACE_TYPES = frozenset({"bar", "box", "heatmap", "scatter"})
+"""The trace types of the site's plotly.js bundle (``tools/site-bundles/plotly.js`` registers them;
+``tests/book/test_page_weight.py`` checks this list against the bundle's registered modules in the
+browser): every type the book draws. Layout features (sliders, menus, frames, shapes,
+annotations, animation) are in plotly.js's core."""
 
 FONTAWESOME_ICONS: dict[str, tuple[str, ...]] = {
     # The icons of sphinx-book-theme and pydata-sphinx-theme (header buttons, navigation,
@@ -226,12 +229,6 @@ class NpmPackage:
         return f"{self.name.lstrip('@').replace('/', '-')}-{self.version}.tgz"
 
 
-PLOTLY_PACKAGE = NpmPackage(
-    "plotly.js-cartesian-dist-min", PLOTLY_JS_VERSION,
-    "sha512-o8GrFeusncwBIxbBynRJpY4pkgVB6caM+JLpwrLYbbsO7dZ8FJ+SVN2Fr+L7kiG/Z6w4P5O0Jus/Qr5EefHVeg==",
-    "plotly", ("plotly-cartesian.min.js",), licence_files=("LICENSE",), licence="MIT",
-    rename=(("plotly-cartesian.min.js", "plotly.min.js"),))
-
 FONTAWESOME_PACKAGE = NpmPackage(
     # The version pydata-sphinx-theme 0.17 bundles (its fontawesome.js is this package's js/all.min.js).
     "@fortawesome/fontawesome-free", "6.5.2",
@@ -240,16 +237,11 @@ FONTAWESOME_PACKAGE = NpmPackage(
     licence="(CC-BY-4.0 AND OFL-1.1 AND MIT)")
 
 NPM_PACKAGES: tuple[NpmPackage, ...] = (
-    PLOTLY_PACKAGE,
     NpmPackage(
         "requirejs", "2.3.6",
         "sha512-ipEzlWQe6RK3jkzikgCupiTbTvm4S0/CAU5GlgptkN5SO6F3u0UD0K18wy6ErDqiCyP4J4YYe1HuAShvsxePLg==",
         "requirejs", ("require.js",), licence="MIT",
         generated_licence=(_MIT, "Copyright jQuery Foundation and other contributors.")),
-    NpmPackage(
-        "d3", "5.7.0",
-        "sha512-8KEIfx+dFm8PlbJN9PI0suazrZ41QcaAufsKE9PRcqYPWLngHIyWJZX96n6IQKePGgeSu0l7rtlueSSNq8Zc3g==",
-        "d3", ("dist/d3.min.js",), strip="dist/", licence_files=("LICENSE",), licence="BSD-3-Clause"),
     NpmPackage(
         "jquery", "2.2.4",
         "sha512-lBHj60ezci2u1v2FqnZIraShGgEXq35qCzMv4lITyHGppTnA13rwR0MgwyNJh9TnDs3aXUvd1xjAotfraMHX/Q==",
@@ -295,11 +287,12 @@ def plotly_js_version() -> str:
 
 def _check_plotly_version() -> None:
     installed = plotly_js_version()
-    if installed != PLOTLY_PACKAGE.version:
+    pinned = json.loads((TOOLS / "package.json").read_text())["dependencies"]["plotly.js"]
+    if installed != PLOTLY_JS_VERSION or pinned != PLOTLY_JS_VERSION:
         raise RuntimeError(
-            f"the installed plotly package targets plotly.js {installed}, but the site vendors "
-            f"{PLOTLY_PACKAGE.spec}: pin {PLOTLY_PACKAGE.name}@{installed} and its integrity "
-            f"(`npm view {PLOTLY_PACKAGE.name}@{installed} dist.integrity`) in helpers.site_assets")
+            f"the installed plotly package targets plotly.js {installed}, helpers.site_assets.PLOTLY_JS_VERSION "
+            f"is {PLOTLY_JS_VERSION} and tools/site-bundles pins {pinned}: make all three agree (pin "
+            f"plotly.js@{installed} in tools/site-bundles/package.json and run `npm install` there)")
 
 
 def _fetch(package: NpmPackage, cache: Path) -> Path:
@@ -407,16 +400,17 @@ def vendor_site_assets(html_dir: str | os.PathLike[str], cache: str | os.PathLik
 
     Args:
         html_dir: The folder the book is built into (``_build/html``); created if missing.
-        cache: Where npm tarballs are kept between runs; ``<html_dir>/../.vendor-cache`` when ``None``.
+        cache: Where npm tarballs and the built bundles are kept between runs;
+            ``<html_dir>/../.vendor-cache`` when ``None``.
 
     Returns:
-        The vendor folder. It holds one folder per package (files and licence) and
+        The vendor folder. It holds one folder per package or bundle (files and licences) and
         ``MANIFEST.json`` (name, version, source, integrity, licence, files of each).
 
     Raises:
-        RuntimeError: If npm is missing and a package is not cached, a tarball does not match
-            its pinned integrity, or the installed ``plotly`` targets another plotly.js version
-            than the vendored bundle.
+        RuntimeError: If npm is missing and a package or bundle is not cached, a tarball does
+            not match its pinned integrity, a bundle does not build, or the installed ``plotly``
+            targets another plotly.js version than the bundle.
     """
     _check_plotly_version()
     html = Path(html_dir)
@@ -432,6 +426,7 @@ def vendor_site_assets(html_dir: str | os.PathLike[str], cache: str | os.PathLik
         if package is FONTAWESOME_PACKAGE:
             _write_icons(package, tarball, vendor, entry)
         entries.append(entry)
+    entries.extend(vendor_bundle(bundle, vendor, cache_dir) for bundle in BUNDLES)
     (vendor / MANIFEST).write_text(json.dumps({"packages": entries}, indent=1) + "\n")
     return vendor
 
@@ -442,8 +437,9 @@ def _up_to_date(vendor: Path) -> bool:
     if not manifest.is_file() or check_vendor(vendor):
         return False
     entries = {e["name"]: e for e in json.loads(manifest.read_text())["packages"]}
-    return len(entries) == len(NPM_PACKAGES) and all(
-        entries.get(p.name, {}).get("pinned") == _pinned(p) for p in NPM_PACKAGES)
+    return len(entries) == len(NPM_PACKAGES) + len(BUNDLES) and all(
+        entries.get(p.name, {}).get("pinned") == _pinned(p) for p in NPM_PACKAGES) and all(
+        entries.get(b.name, {}).get("pinned") == b.digest() for b in BUNDLES)
 
 
 def check_vendor(vendor: Path) -> list[str]:
@@ -842,7 +838,7 @@ def _builder_inited(app: Any) -> None:
             "`jupyter-book build`", "; ".join(problems[:3]), app.outdir, type="helpers", subtype="site_assets")
         return
     entries = {e["name"]: e for e in json.loads((vendor / MANIFEST).read_text())["packages"]}
-    vendored = entries.get(PLOTLY_PACKAGE.name, {}).get("version")
+    vendored = entries.get(PLOTLY_BUNDLE.name, {}).get("version")
     if vendored != plotly_js_version():
         logger.warning(
             "the site vendors plotly.js %s but the installed plotly package targets %s; run `python -m "
@@ -1028,8 +1024,8 @@ def _page_context(app: Any, pagename: str, templatename: str, context: dict[str,
             from sphinx.util import logging
 
             logging.getLogger(__name__).warning(
-                "a figure draws trace types that the site's plotly.js bundle (%s) lacks: %s; vendor a bundle "
-                "that has them (helpers.site_assets.PLOTLY_PACKAGE)", PLOTLY_PACKAGE.name, ", ".join(unknown),
+                "a figure draws trace types that the site's plotly.js %s bundle lacks: %s; register them in "
+                "tools/site-bundles/plotly.js and PLOTLY_TRACE_TYPES", PLOTLY_JS_VERSION, ", ".join(unknown),
                 location=pagename, type="helpers", subtype="plotly_bundle")
     if has_widgets:
         # The widget manager looks for its fonts relative to its RequireJS module path, and

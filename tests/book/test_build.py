@@ -120,7 +120,7 @@ def test_every_vendored_script_has_its_licence_next_to_it(built_html: Path) -> N
     vendor = built_html / "_static" / "vendor"
     assert check_vendor(vendor) == []
     entries = {entry["name"]: entry for entry in json.loads((vendor / MANIFEST).read_text())["packages"]}
-    expected = {package.name: package.licence for package in NPM_PACKAGES}  # plotly.js too (npm's partial bundle)
+    expected = {package.name: package.licence for package in NPM_PACKAGES} | {"plotly.js": "MIT", "d3": "BSD-3-Clause"}
     assert {name: entry["licence"] for name, entry in entries.items()} == expected
     words = {"MIT": "Permission is hereby granted", "BSD-3-Clause": "Redistribution and use",
              "Apache-2.0": "Apache License", "(CC-BY-4.0 AND OFL-1.1 AND MIT)": "Font Awesome Free License"}
@@ -131,4 +131,11 @@ def test_every_vendored_script_has_its_licence_next_to_it(built_html: Path) -> N
         for file in entry["files"]:
             assert (vendor / entry["folder"] / file).stat().st_size > 0
     assert entries["jquery"]["version"].startswith("2.")  # BertViz asks for jQuery 2.0.0
-    assert entries["d3"]["version"] == "5.7.0"
+    # The two bundles built here: what they hold, each package's licence text in the file next to them.
+    assert entries["plotly.js"]["version"] == "4.1.1" and "plotly.js@4.1.1" in entries["plotly.js"]["bundled"]
+    assert {"d3-selection@1.4.2", "d3-scale@2.2.2"} <= set(entries["d3"]["bundled"])  # d3 5.7.0's modules
+    for name in ("plotly.js", "d3"):
+        text = (vendor / entries[name]["folder"] / "THIRD-PARTY-LICENSES.txt").read_text(encoding="utf-8")
+        for package in entries[name]["bundled"]:
+            package_name, _, version = package.rpartition("@")
+            assert f"\n{package_name} {version} (" in "\n" + text, f"{name}: no licence section for {package}"
