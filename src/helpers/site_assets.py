@@ -203,8 +203,6 @@ class NpmPackage:
         licence: The SPDX id from ``package.json`` (checked against it).
         generated_licence: ``(template, copyright)`` for a package that ships no licence file:
             the standard text of its licence with the copyright line of its source header.
-        rename: ``(path, new name)`` pairs: a copied file (its path below ``strip``) saved under
-            another name, e.g. a partial bundle under the name the pages load.
     """
 
     name: str
@@ -216,7 +214,6 @@ class NpmPackage:
     licence_files: tuple[str, ...] = ()
     licence: str = ""
     generated_licence: tuple[str, str] | None = None
-    rename: tuple[tuple[str, str], ...] = ()
 
     @property
     def spec(self) -> str:
@@ -322,7 +319,6 @@ def _copy_npm(package: NpmPackage, tarball: Path, vendor: Path) -> dict[str, Any
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    renamed = dict(package.rename)
     copied: list[str] = []
     licences: list[str] = []
     with tarfile.open(tarball, "r:gz") as archive:
@@ -336,7 +332,6 @@ def _copy_npm(package: NpmPackage, tarball: Path, vendor: Path) -> dict[str, Any
             if not (wanted or is_licence):
                 continue
             relative = path.removeprefix(package.strip) if wanted else Path(path).name
-            relative = renamed.get(relative, relative)
             target = dest / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(archive.extractfile(member).read())
