@@ -1,0 +1,293 @@
+"""The messages of :mod:`helpers.exercises.ch03`'s checkers, in English and Chinese: its part of
+the checkers' catalogue (:mod:`helpers.exercises.messages`), ``{key: {language: template}}``."""
+
+from __future__ import annotations
+
+from helpers.exercises.messages import register
+
+MESSAGES = {
+    # What a number is for (the field {what} of the messages below).
+    "ch03.what.variance": {"en": "the variance", "zh": "方差"},
+    "ch03.what.row_variance": {"en": "the variance (d_k={d_k}, seed={seed})", "zh": "方差（d_k={d_k}，seed={seed}）"},
+    "ch03.what.scale": {"en": "the scale ({layout})", "zh": "缩放因子（{layout}）"},
+    "ch03.what.entropy": {"en": "the entropy", "zh": "熵"},
+    "ch03.number.expected": {
+        "en": "expected a number for {what}, got {type} ({value})",
+        "zh": "{what}应当是一个数，得到的却是 {type}（{value}）"},
+    "ch03.number.finite": {
+        "en": "{what} must be a finite number, got {value}",
+        "zh": "{what}必须是有限的数，得到的却是 {value}"},
+    # Exercise 1: predict Var(q . k).
+    "ch03.variance.passed": {
+        "en": "Var(q·k) = d_k σ⁴ = {d_k} × {sigma}⁴ = {right:g}: each product q_i k_i has variance σ²·σ², and "
+              "independent variances add.",
+        "zh": "Var(q·k) = d_k σ⁴ = {d_k} × {sigma}⁴ = {right:g}：每个乘积 q_i k_i 的方差是 σ²·σ²，"
+              "而独立项的方差可以相加。"},
+    "ch03.variance.std": {
+        "en": "{value:g} is the standard deviation √(d_k σ⁴); the question asks for the variance, its square.",
+        "zh": "{value:g} 是标准差 √(d_k σ⁴)；题目问的是方差，即它的平方。"},
+    "ch03.variance.sigma_once": {
+        "en": "{value:g} = d_k σ² counts σ² once; but both q_i and k_i have variance σ², so each product q_i k_i has "
+              "variance E[q_i²] E[k_i²] = σ⁴.",
+        "zh": "{value:g} = d_k σ² 只把 σ² 算了一次；但 q_i 和 k_i 的方差都是 σ²，所以每个乘积 q_i k_i 的方差是 "
+              "E[q_i²] E[k_i²] = σ⁴。"},
+    "ch03.variance.unit": {
+        "en": "{value:g} = d_k is the answer for unit-variance entries; here the entries have variance σ² = "
+              "{sigma_squared:g}, and that enters each product twice.",
+        "zh": "{value:g} = d_k 是分量方差为 1 时的答案；这里分量的方差是 σ² = {sigma_squared:g}，"
+              "它在每个乘积里出现两次。"},
+    "ch03.variance.one_product": {
+        "en": "{value:g} = σ⁴ is the variance of one product q_i k_i; q·k adds d_k = {d_k} of them.",
+        "zh": "{value:g} = σ⁴ 是一个乘积 q_i k_i 的方差；q·k 是 d_k = {d_k} 个这样的乘积之和。"},
+    "ch03.variance.squared": {
+        "en": "{value:g} = d_k² σ⁴: variances of independent terms add, so d_k terms give d_k times the variance of "
+              "one, not d_k² (that would be the variance of d_k copies of one term).",
+        "zh": "{value:g} = d_k² σ⁴：独立项的方差相加，所以 d_k 项之和的方差是一项的 d_k 倍，而不是 d_k² 倍"
+              "（那是同一项复制 d_k 份相加后的方差）。"},
+    "ch03.variance.sqrt": {
+        "en": "{value:g} = √d_k σ² is the standard deviation; the variance is its square.",
+        "zh": "{value:g} = √d_k σ² 是标准差；方差是它的平方。"},
+    "ch03.variance.sigma_for_variance": {
+        "en": "{value:g} = d_k σ uses the standard deviation where a variance belongs: each product has variance "
+              "σ² · σ² = σ⁴.",
+        "zh": "{value:g} = d_k σ 在该用方差的地方用了标准差：每个乘积的方差是 σ² · σ² = σ⁴。"},
+    "ch03.variance.other": {
+        "en": "{value:g} is not it. Write q·k = Σ q_i k_i, find the variance of one product (mean 0, so it is "
+              "E[q_i²] E[k_i²]), then add the d_k independent terms.",
+        "zh": "{value:g} 不对。把 q·k 写成 Σ q_i k_i，先求一个乘积的方差（均值为 0，所以它等于 E[q_i²] E[k_i²]），"
+              "再把 d_k 个独立项加起来。"},
+    # Exercise 5: the right scale for a head layout.
+    "ch03.scale.model_dim": {
+        "en": "for {layout}: you scale by 1/√embed_dim = 1/√{embed_dim}: the √d_model bug. Each head's dot product "
+              "runs over head_dim = {head_dim} features, so divide by √head_dim.",
+        "zh": "当 {layout} 时：你乘的是 1/√embed_dim = 1/√{embed_dim}，这正是 √d_model 的 bug。"
+              "每个头的点积只涉及 head_dim = {head_dim} 个特征，所以应除以 √head_dim。"},
+    "ch03.scale.multiplier": {
+        "en": "for {layout}: you return √head_dim = {value:g}; the scores are *divided* by √head_dim, so the factor "
+              "is 1/√head_dim.",
+        "zh": "当 {layout} 时：你返回的是 √head_dim = {value:g}；分数是要*除以* √head_dim 的，"
+              "所以因子是 1/√head_dim。"},
+    "ch03.scale.no_sqrt": {
+        "en": "for {layout}: you return 1/head_dim = {value:g}: that shrinks the variance of the scores to "
+              "1/head_dim. The standard deviation of q·k is √head_dim, so divide by the square root.",
+        "zh": "当 {layout} 时：你返回的是 1/head_dim = {value:g}，这会把分数的方差缩小到 1/head_dim。"
+              "q·k 的标准差是 √head_dim，所以应除以平方根。"},
+    "ch03.scale.kv_heads": {
+        "en": "for {layout}: you divide by √(embed_dim/num_kv_heads) = √{kv_dim}: key/value heads are shared "
+              "between query heads, but each dot product still has head_dim = {head_dim} terms.",
+        "zh": "当 {layout} 时：你除以的是 √(embed_dim/num_kv_heads) = √{kv_dim}。键/值头由多个查询头共用，"
+              "但每个点积仍然只有 head_dim = {head_dim} 项。"},
+    "ch03.scale.num_heads": {
+        "en": "for {layout}: you divide by √num_heads; the dot product runs over head_dim = embed_dim/num_heads = "
+              "{head_dim} features: divide by √head_dim.",
+        "zh": "当 {layout} 时：你除以的是 √num_heads；点积涉及的是 head_dim = embed_dim/num_heads = {head_dim} "
+              "个特征：应除以 √head_dim。"},
+    "ch03.scale.two_mistakes": {
+        "en": "for {layout}: you return √embed_dim = {value:g}: two mistakes, a multiplier instead of a divisor and "
+              "embed_dim instead of head_dim = {head_dim}.",
+        "zh": "当 {layout} 时：你返回的是 √embed_dim = {value:g}，错了两处：把除数当成了乘数，"
+              "又用 embed_dim 代替了 head_dim = {head_dim}。"},
+    "ch03.scale.wrong": {
+        "en": "for {layout} the factor on q·k should be 1/√head_dim = {right:.6g}, got {value:.6g}.",
+        "zh": "当 {layout} 时，q·k 上的因子应为 1/√head_dim = {right:.6g}，得到的却是 {value:.6g}。"},
+    "ch03.scale.passed": {
+        "en": "1/√head_dim with head_dim = embed_dim / num_heads, for MHA, GQA and MQA alike: the number of "
+              "key/value heads does not change the size of a dot product.",
+        "zh": "1/√head_dim，其中 head_dim = embed_dim / num_heads，MHA、GQA 和 MQA 都是如此："
+              "键/值头的个数不会改变点积的长度。"},
+    # Exercise 6: find and fix the scaling bug.
+    "ch03.fix.model_scale": {
+        "en": "with d_model={embed_dim}, num_heads={num_heads}: the scores are still divided by √d_model: each "
+              "head's dot product runs over head_dim features, so divide by √head_dim.",
+        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：分数仍然除以 √d_model。"
+              "每个头的点积只涉及 head_dim 个特征，所以应除以 √head_dim。"},
+    "ch03.fix.unscaled": {
+        "en": "with d_model={embed_dim}, num_heads={num_heads}: the scores are not scaled at all now: divide q·k by "
+              "√head_dim.",
+        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：现在分数完全没有缩放：应把 q·k 除以 √head_dim。"},
+    "ch03.fix.no_sqrt": {
+        "en": "with d_model={embed_dim}, num_heads={num_heads}: you divide by head_dim; divide by its square root.",
+        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：你除以的是 head_dim；应除以它的平方根。"},
+    "ch03.fix.multiplier": {
+        "en": "with d_model={embed_dim}, num_heads={num_heads}: you multiply by √head_dim; divide by it.",
+        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：你乘上了 √head_dim；应当除以它。"},
+    "ch03.fix.num_heads": {
+        "en": "with d_model={embed_dim}, num_heads={num_heads}: you divide by √num_heads; the dot product runs over "
+              "head_dim = d_model / num_heads features: divide by √head_dim.",
+        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：你除以的是 √num_heads；点积涉及的是 "
+              "head_dim = d_model / num_heads 个特征：应除以 √head_dim。"},
+    "ch03.fix.not_tensor": {
+        "en": "your function returned a {type}; return the output tensor (B, L, D)",
+        "zh": "你的函数返回的是 {type}；应返回输出张量 (B, L, D)"},
+    "ch03.fix.returned_none": {
+        "en": "your function returned a {type}; return the output tensor (B, L, D) (did you forget `return`?)",
+        "zh": "你的函数返回的是 {type}；应返回输出张量 (B, L, D)（是不是忘了写 `return`？）"},
+    "ch03.fix.shape": {
+        "en": "the output must have the input's shape (B, L, D) = {expected}, got {got}",
+        "zh": "输出的形状必须与输入相同，即 (B, L, D) = {expected}，得到的却是 {got}"},
+    "ch03.fix.differs": {
+        "en": "with d_model={embed_dim}, num_heads={num_heads} the output differs from the layer's (max error "
+              "{max_error:.3g}). Fix only the scale line: the head split (view, then transpose(1, 2)) and the merge "
+              "were right.",
+        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时，输出与这一层的输出不同（最大误差 {max_error:.3g}）。"
+              "只改缩放那一行：头的切分（先 view，再 transpose(1, 2)）与合并原本都是对的。"},
+    "ch03.fix.passed": {
+        "en": "the bug was the scale: q·k / √d_model. Each head's dot product has head_dim = d_model / num_heads "
+              "terms, so the right divisor is √head_dim.",
+        "zh": "bug 在缩放：q·k / √d_model。每个头的点积只有 head_dim = d_model / num_heads 项，"
+              "所以正确的除数是 √head_dim。"},
+    # Extra (not in the lab): predict the entropy for a given d_k.
+    "ch03.entropy.setting_scaled": {
+        "en": "d_k = {d_k}, {num_keys} keys, scores ÷ √d_k",
+        "zh": "d_k = {d_k}、{num_keys} 个键、分数除以 √d_k"},
+    "ch03.entropy.setting_unscaled": {
+        "en": "d_k = {d_k}, {num_keys} keys, scores not scaled",
+        "zh": "d_k = {d_k}、{num_keys} 个键、分数不缩放"},
+    "ch03.entropy.passed": {
+        "en": "about {right:.2f} nats for {setting} (log {num_keys} = {log_keys:.2f} would be uniform, 0 one-hot).",
+        "zh": "在 {setting} 的条件下约为 {right:.2f} 奈特（均匀分布为 log {num_keys} = {log_keys:.2f}，独热为 0）。"},
+    "ch03.entropy.negative": {
+        "en": "an entropy is never negative: H(p) = -Σ p log p with 0 ≤ p ≤ 1. Check the sign.",
+        "zh": "熵不可能是负数：H(p) = -Σ p log p，其中 0 ≤ p ≤ 1。检查一下符号。"},
+    "ch03.entropy.bits": {
+        "en": "{value:.3f} looks like the entropy in bits (log base 2); the book measures nats (natural log): use "
+              "torch.log, not torch.log2.",
+        "zh": "{value:.3f} 看起来是以比特为单位的熵（以 2 为底的对数）；本书用的是奈特（自然对数）："
+              "应使用 torch.log，而不是 torch.log2。"},
+    "ch03.entropy.unscaled": {
+        "en": "{value:.3f} is the entropy of *unscaled* scores; the question divides the scores by √d_k.",
+        "zh": "{value:.3f} 是*未缩放*的分数的熵；题目中的分数除以了 √d_k。"},
+    "ch03.entropy.scaled": {
+        "en": "{value:.3f} is the entropy *with* the scale (scores ÷ √d_k, standard deviation 1); the question is "
+              "about unscaled scores, whose standard deviation is √d_k = {sqrt_d_k:.3g}.",
+        "zh": "{value:.3f} 是*有*缩放时的熵（分数除以 √d_k，标准差为 1）；题目问的是未缩放的分数，"
+              "它们的标准差是 √d_k = {sqrt_d_k:.3g}。"},
+    "ch03.entropy.std_d_k": {
+        "en": "{value:.3f} is what scores of standard deviation d_k = {d_k} give: the variance of q·k is d_k, so its "
+              "standard deviation is √d_k = {sqrt_d_k:.3g}.",
+        "zh": "{value:.3f} 是标准差为 d_k = {d_k} 的分数给出的熵：q·k 的方差是 d_k，"
+              "所以它的标准差是 √d_k = {sqrt_d_k:.3g}。"},
+    "ch03.entropy.uniform": {
+        "en": "{value:.3f} = log {num_keys} is the entropy of uniform weights; with {setting} the weights are far "
+              "from uniform.",
+        "zh": "{value:.3f} = log {num_keys} 是均匀权重的熵；在 {setting} 的条件下，权重远非均匀。"},
+    "ch03.entropy.too_high": {
+        "en": "{value:.3f} nats is too high: the weights are more peaked than that. Simulate it: draw queries and "
+              "keys with N(0, 1) entries, take softmax over the keys, and average -Σ p log p over many rows.",
+        "zh": "{value:.3f} 奈特太高了：权重比这更尖。模拟一下：抽取分量服从 N(0, 1) 的查询和键，"
+              "在键上做 softmax，再对许多行取 -Σ p log p 的平均。"},
+    "ch03.entropy.too_low": {
+        "en": "{value:.3f} nats is too low: the weights are less peaked than that. Simulate it: draw queries and "
+              "keys with N(0, 1) entries, take softmax over the keys, and average -Σ p log p over many rows.",
+        "zh": "{value:.3f} 奈特太低了：权重没有这么尖。模拟一下：抽取分量服从 N(0, 1) 的查询和键，"
+              "在键上做 softmax，再对许多行取 -Σ p log p 的平均。"},
+    # Exercise 3: the softmax Jacobian.
+    "ch03.jacobian.not_tensor": {
+        "en": "your function returned a {type}; return the Jacobian as a tensor (..., S, S)",
+        "zh": "你的函数返回的是 {type}；应以张量 (..., S, S) 的形式返回雅可比矩阵"},
+    "ch03.jacobian.returned_none": {
+        "en": "your function returned a {type}; return the Jacobian as a tensor (..., S, S) (did you forget "
+              "`return`?)",
+        "zh": "你的函数返回的是 {type}；应以张量 (..., S, S) 的形式返回雅可比矩阵（是不是忘了写 `return`？）"},
+    "ch03.jacobian.shape": {
+        "en": "for logits of shape (2, 3, 5) the Jacobian must have shape (2, 3, 5, 5), one (S, S) matrix per row, "
+              "got {shape}. torch.diag_embed(p) and p.unsqueeze(-1) * p.unsqueeze(-2) keep the batch dimensions.",
+        "zh": "logits 的形状为 (2, 3, 5) 时，雅可比矩阵的形状必须是 (2, 3, 5, 5)，每一行一个 (S, S) 矩阵，"
+              "得到的却是 {shape}。torch.diag_embed(p) 和 p.unsqueeze(-1) * p.unsqueeze(-2) 都会保留批的各维。"},
+    "ch03.jacobian.passed": {
+        "en": "J = diag(p) − p pᵀ. Its rows sum to 0 (softmax is unchanged when every logit moves together), and it "
+              "vanishes when p is one-hot.",
+        "zh": "J = diag(p) − p pᵀ。它每一行的和为 0（所有 logits 一起平移时，softmax 不变）；"
+              "p 为独热向量时，它为零。"},
+    "ch03.jacobian.sign": {
+        "en": "the sign is flipped: ∂p_i/∂z_i = p_i(1 − p_i) is positive, so J = diag(p) − p pᵀ, not p pᵀ − diag(p).",
+        "zh": "符号反了：∂p_i/∂z_i = p_i(1 − p_i) 是正的，所以 J = diag(p) − p pᵀ，而不是 p pᵀ − diag(p)。"},
+    "ch03.jacobian.only_diag": {
+        "en": "only diag(p): you dropped the − p pᵀ term (raising one logit also lowers every other weight, since "
+              "the weights sum to 1).",
+        "zh": "只有 diag(p)：你漏掉了 − p pᵀ 这一项（权重之和为 1，所以抬高一个 logit 也会压低其他所有权重）。"},
+    "ch03.jacobian.only_outer": {
+        "en": "only − p pᵀ: the diagonal needs + p_i as well, J = diag(p) − p pᵀ.",
+        "zh": "只有 − p pᵀ：对角线上还要加上 p_i，即 J = diag(p) − p pᵀ。"},
+    "ch03.jacobian.logits": {
+        "en": "you used the logits z where the probabilities p = softmax(z) belong.",
+        "zh": "你在该用概率 p = softmax(z) 的地方用了 logits z。"},
+    "ch03.jacobian.not_outer": {
+        "en": "p pᵀ must be an outer product (S, S): p.unsqueeze(-1) * p.unsqueeze(-2).",
+        "zh": "p pᵀ 必须是一个 (S, S) 的外积：p.unsqueeze(-1) * p.unsqueeze(-2)。"},
+    "ch03.jacobian.only_diagonal_entries": {
+        "en": "only the diagonal p_i(1 − p_i): the off-diagonal entries −p_i p_j are missing.",
+        "zh": "只有对角线 p_i(1 − p_i)：缺了非对角元素 −p_i p_j。"},
+    "ch03.jacobian.differs": {
+        "en": "the Jacobian differs from diag(p) − p pᵀ (max error {max_error:.3g}); compute p = softmax(z) along the "
+              "last dimension first.",
+        "zh": "雅可比矩阵与 diag(p) − p pᵀ 不同（最大误差 {max_error:.3g}）；先沿最后一维算出 p = softmax(z)。"},
+    # Exercise 2: design the measurement of the spread the softmax sees.
+    "ch03.row.across_pairs": {
+        "en": "for d_k = {d_k}: {value:.4g} ≈ 3 d_k is the variance across independent (query, key) pairs. The "
+              "softmax sees one query against its own keys: fix q, draw many keys, take the variance over the keys, "
+              "then average over queries.",
+        "zh": "当 d_k = {d_k} 时：{value:.4g} ≈ 3 d_k 是独立的（查询, 键）对之间的方差。softmax 看到的是一个查询"
+              "对它自己的那些键：固定 q，抽取许多键，在键上求方差，再对所有查询取平均。"},
+    "ch03.row.zero_mean": {
+        "en": "for d_k = {d_k}: {value:.4g} ≈ d_k is what zero-mean entries give; here the entries are N(1, 1).",
+        "zh": "当 d_k = {d_k} 时：{value:.4g} ≈ d_k 是零均值分量给出的结果；这里的分量服从 N(1, 1)。"},
+    "ch03.row.second_moment": {
+        "en": "for d_k = {d_k}: {value:.4g} ≈ d_k² + 3 d_k is E[(q·k)²], a second moment: subtract the mean (use "
+              ".var(), not .pow(2).mean()).",
+        "zh": "当 d_k = {d_k} 时：{value:.4g} ≈ d_k² + 3 d_k 是 E[(q·k)²]，即二阶矩：要减去均值"
+              "（用 .var()，而不是 .pow(2).mean()）。"},
+    "ch03.row.std": {
+        "en": "for d_k = {d_k}: {value:.4g} ≈ √(2 d_k) is a standard deviation; the question asks for the variance.",
+        "zh": "当 d_k = {d_k} 时：{value:.4g} ≈ √(2 d_k) 是标准差；题目问的是方差。"},
+    "ch03.row.std_across": {
+        "en": "for d_k = {d_k}: {value:.4g} ≈ √(3 d_k): a standard deviation, and across pairs.",
+        "zh": "当 d_k = {d_k} 时：{value:.4g} ≈ √(3 d_k)：这是标准差，而且是跨样本对的。"},
+    "ch03.row.off": {
+        "en": "for d_k = {d_k} (seed {seed}) you measured {value:.4g}; the mean within-row variance should be near "
+              "{right:g}. Draw queries and keys with entries torch.randn(...) + 1, score each query against its own "
+              "keys, take .var() over the keys and average over the queries (a few hundred rows are enough).",
+        "zh": "当 d_k = {d_k}（seed {seed}）时，你测得 {value:.4g}；行内方差的平均值应在 {right:g} 附近。"
+              "用 torch.randn(...) + 1 抽取查询和键的分量，让每个查询对它自己的键打分，在键上取 .var()，"
+              "再对所有查询取平均（几百行就够了）。"},
+    "ch03.row.formula": {
+        "en": "the two seeds give exactly the same number: that is a formula, not a measurement. Draw the vectors "
+              "with a generator seeded by `seed`.",
+        "zh": "两个种子给出的数完全相同：这是公式，不是测量。请用以 `seed` 为种子的生成器抽取向量。"},
+    "ch03.row.passed": {
+        "en": "within a row the variance is |q|² ≈ 2 d_k (you measured {measured:.4g} at d_k = 128, against 3 d_k = "
+              "384 across pairs): the row's common shift q·E[k] is the missing d_k, and the softmax ignores it.",
+        "zh": "行内的方差是 |q|² ≈ 2 d_k（你在 d_k = 128 时测得 {measured:.4g}，而跨样本对是 3 d_k = 384）："
+              "少掉的那个 d_k 是这一行共同的平移 q·E[k]，softmax 不理会它。"},
+    # Exercise 4: predict the usable learning rates, then read them off the runs.
+    "ch03.lr.made_up_sweep": {"en": "a made-up sweep", "zh": "虚构的扫描"},
+    "ch03.lr.labs_sweep": {"en": "the lab's sweep", "zh": "实验中的扫描"},
+    "ch03.lr.no_prediction": {
+        "en": "first write your prediction, before the runs: a dict {{'scaled': n, 'no scale': m}} with how many of "
+              "the {count} learning rates each head can use (0 to {count}); got {prediction}",
+        "zh": "先写下你的预测，在运行之前：一个字典 {{'scaled': n, 'no scale': m}}，表示这 {count} 个学习率中"
+              "每种头各有几个可用（0 到 {count}）；得到的是 {prediction}"},
+    "ch03.lr.not_a_list": {
+        "en": "return a list of learning rates (floats), got {result}",
+        "zh": "应返回由学习率（浮点数）组成的列表，得到的是 {result}"},
+    "ch03.lr.mean_over_seeds": {
+        "en": "on {name} ({label}) you keep a learning rate whose *mean* over seeds passes the threshold while one "
+              "seed fails: usable means every seed reaches it (min, not mean, of run.final_accuracy over the seeds)",
+        "zh": "在{name}上（{label}），你保留了一个各种子*平均*达到阈值、却有一个种子没达到的学习率："
+              "可用意味着每个种子都达到阈值（对各种子的 run.final_accuracy 取 min，而不是 mean）"},
+    "ch03.lr.wrong": {
+        "en": "on {name} ({label}) the usable learning rates are {right}, you returned {returned}: keep the lrs where "
+              "every run in sweep.runs[label][i] has final_accuracy >= sweep.threshold",
+        "zh": "在{name}上（{label}），可用的学习率是 {right}，你返回的是 {returned}：应保留这样的学习率，"
+              "sweep.runs[label][i] 中的每次运行都满足 final_accuracy >= sweep.threshold"},
+    "ch03.lr.passed_predicted": {
+        "en": "usable with the scale: {scaled}; without: {unscaled} (of {lrs}); your prediction was right.",
+        "zh": "有缩放时可用：{scaled}；没有缩放时可用：{unscaled}（候选为 {lrs}）；你的预测是对的。"},
+    "ch03.lr.passed_surprised": {
+        "en": "usable with the scale: {scaled}; without: {unscaled} (of {lrs}); you predicted {predicted_scaled} and "
+              "{predicted_unscaled}; the runs say {measured_scaled} and {measured_unscaled}.",
+        "zh": "有缩放时可用：{scaled}；没有缩放时可用：{unscaled}（候选为 {lrs}）；你预测的是 {predicted_scaled} 个和 "
+              "{predicted_unscaled} 个，运行结果是 {measured_scaled} 个和 {measured_unscaled} 个。"},
+}
+
+register(MESSAGES)
