@@ -28,7 +28,7 @@ if [ "$(cat "$STAGE/.helpers-hash" 2>/dev/null)" != "$(cat "$OUT/_build/.helpers
     rm -rf "$STAGE"
 fi
 mkdir -p "$STAGE" && cp "$OUT/_build/.helpers-hash" "$STAGE/.helpers-hash" 2>/dev/null || true
-python -m helpers.site_assets "$STAGE/_build/html" --cache "$OUT/_build/.vendor-cache" >/dev/null
+python -m helpers.site_vendor "$STAGE/_build/html" --cache "$OUT/_build/.vendor-cache" >/dev/null
 export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"
 start=$SECONDS

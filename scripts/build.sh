@@ -12,7 +12,7 @@ if [ "$(cat _build/.helpers-hash 2>/dev/null)" != "$helpers_hash" ]; then
     rm -rf _build/.jupyter_cache _build/.doctrees _build/html _build/jupyter_execute
     mkdir -p _build && echo "$helpers_hash" > _build/.helpers-hash
 fi
-python -m helpers.site_assets _build/html  # vendored JavaScript (Plotly, RequireJS, ...) from the registries' packages
+python -m helpers.site_vendor _build/html  # vendored JavaScript (Plotly, RequireJS, ...) from the registries' packages
 # Sphinx reads (executes) BOOK_JOBS notebooks at once, one per core, each kernel on its share of threads.
 export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"

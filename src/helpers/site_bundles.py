@@ -24,7 +24,7 @@ neither npm nor esbuild. Every npm package that ends up in a bundle is listed, w
 text, in ``THIRD-PARTY-LICENSES.txt`` next to it; a package under a licence outside
 :data:`ALLOWED_LICENCES` stops the build.
 
-:func:`helpers.site_assets.vendor_site_assets` calls :func:`vendor_bundle` for each of
+:func:`helpers.site_vendor.vendor_site_assets` calls :func:`vendor_bundle` for each of
 :data:`BUNDLES`.
 """
 
@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ALLOWED_LICENCES", "BUNDLES", "D3_BUNDLE", "EsbuildBundle", "PLOTLY_BUNDLE", "TOOLS", "vendor_bundle"]
+__all__ = ["ALLOWED_LICENCES", "BUNDLES", "D3_BUNDLE", "EsbuildBundle", "PLOTLY_BUNDLE", "PLOTLY_JS_VERSION",
+           "PLOTLY_TRACE_TYPES", "TOOLS", "check_plotly_version", "plotly_js_version", "vendor_bundle"]
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools" / "site-bundles"
 """The npm project of the bundles (``package.json``, ``package-lock.json`` and the entries), in the
@@ -48,6 +49,15 @@ ALLOWED_LICENCES = frozenset({"MIT", "ISC", "BSD-2-Clause", "BSD-3-Clause", "Apa
 """Licences a bundled package may have: permissive ones, whose notice the licences file carries."""
 
 LICENCES_FILE = "THIRD-PARTY-LICENSES.txt"
+
+PLOTLY_JS_VERSION = "4.1.1"
+"""The plotly.js version of the vendored bundle: the one the installed ``plotly`` package targets."""
+
+PLOTLY_TRACE_TYPES = frozenset({"bar", "box", "heatmap", "scatter"})
+"""The trace types of the site's plotly.js bundle (``tools/site-bundles/plotly.js`` registers them;
+``tests/book/test_page_weight.py`` checks this list against the bundle's registered modules in the
+browser): every type the book draws. Layout features (sliders, menus, frames, shapes,
+annotations, animation) are in plotly.js's core."""
 
 _ESBUILD = ("--bundle", "--minify", "--format=iife", "--target=es2016", "--legal-comments=eof", "--log-level=warning")
 
@@ -204,3 +214,27 @@ def vendor_bundle(bundle: EsbuildBundle, vendor: Path, cache: Path, tools: Path 
             "integrity": f"tools/site-bundles/package-lock.json; digest {digest}", "licence": info["licence"],
             "folder": bundle.folder, "licence_files": [LICENCES_FILE], "files": [bundle.file],
             "bundled": info["packages"], "pinned": digest}
+
+
+def plotly_js_version() -> str:
+    """The plotly.js version that the installed ``plotly`` Python package targets.
+
+    Returns:
+        A version such as ``"4.1.1"``: the one of the bundle the package ships in its
+        ``package_data`` (what ``plotly.offline.get_plotlyjs_version()`` reports).
+    """
+    from plotly.offline import get_plotlyjs_version
+
+    return str(get_plotlyjs_version())
+
+
+def check_plotly_version() -> None:
+    """Raises ``RuntimeError`` unless the installed ``plotly`` package, :data:`PLOTLY_JS_VERSION` and
+    ``tools/site-bundles`` agree on the plotly.js version."""
+    installed = plotly_js_version()
+    pinned = json.loads((TOOLS / "package.json").read_text())["dependencies"]["plotly.js"]
+    if installed != PLOTLY_JS_VERSION or pinned != PLOTLY_JS_VERSION:
+        raise RuntimeError(
+            f"the installed plotly package targets plotly.js {installed}, helpers.site_bundles.PLOTLY_JS_VERSION "
+            f"is {PLOTLY_JS_VERSION} and tools/site-bundles pins {pinned}: make all three agree (pin "
+            f"plotly.js@{installed} in tools/site-bundles/package.json and run `npm install` there)")

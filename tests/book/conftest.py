@@ -1,7 +1,7 @@
 """The built book, served locally, and headless Chromium: shared by the build and browser tests.
 
 The book is built once per test session by ``scripts/build.sh``, the build step of the README's
-``scripts/build-book.sh`` (``python -m helpers.site_assets _build/html``, then
+``scripts/build-book.sh`` (``python -m helpers.site_vendor _build/html``, then
 ``jupyter-book build . -W -n --keep-going``), the first time a test asks for it; every later test of
 the session reuses that build.
 Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from helpers.site_assets import MANIFEST, NPM_PACKAGES, check_vendor
+from helpers.site_vendor import MANIFEST, NPM_PACKAGES, check_vendor
 from helpers.viz.renderer import FIGURE_MARKER
 
 pytestmark = pytest.mark.book

@@ -17,16 +17,10 @@ import pytest
 from test_browser import _READY, evaluate_settled
 from test_build import resources
 
-from helpers.site_assets import (
-    MATH_STYLE_ID,
-    PLOTLY_TRACE_TYPES,
-    figure_trace_types,
-    fontawesome_icons,
-    page_has_math,
-    prerender_math,
-    slim_page,
-    vendored_icons,
-)
+from helpers.site_assets import figure_trace_types, fontawesome_icons, slim_page
+from helpers.site_bundles import PLOTLY_TRACE_TYPES
+from helpers.site_math import MATH_STYLE_ID, page_has_math, prerender_math
+from helpers.site_vendor import vendored_icons
 from helpers.viz.renderer import FIGURE_MARKER
 
 FIRST_VISIT_BUDGET = 3_000_000
@@ -371,7 +365,7 @@ def test_sphinx_design_is_loaded_only_by_pages_with_its_components() -> None:
 
 
 class FakeMathJax:
-    """Stands for :class:`helpers.site_assets.MathRenderer` (no Node.js): "typesets" TeX as <m>."""
+    """Stands for :class:`helpers.site_math.MathRenderer` (no Node.js): "typesets" TeX as <m>."""
 
     def __init__(self) -> None:
         self.calls: list[list[tuple[str, bool]]] = []
@@ -409,7 +403,7 @@ def test_prerendering_replaces_the_tex_of_math_elements_and_quizzes_and_adds_the
 
 
 def test_an_icon_pack_is_cut_down_to_the_icons_asked_for() -> None:
-    from helpers.site_assets import _icon_pack
+    from helpers.site_vendor import _icon_pack
 
     pack = ('/*! licence */\n(function () {\n  var icons = {\n'
             '    "bars": [448, 512, ["navicon"], "f0c9", "M0 96z"],\n'
@@ -425,7 +419,7 @@ def test_an_icon_pack_is_cut_down_to_the_icons_asked_for() -> None:
 
 
 def test_mathjax_markup_loses_only_what_the_browser_does_not_need() -> None:
-    from helpers.site_assets import _compact
+    from helpers.site_math import _compact
 
     markup = ('<mjx-container class="MathJax" jax="CHTML" style="position: relative;"><mjx-math class=" MJX-TEX" '
               'aria-hidden="true"><mjx-mi class="mjx-i"><mjx-c class="mjx-c1D451 TEX-I"></mjx-c></mjx-mi></mjx-math>'

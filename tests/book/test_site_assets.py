@@ -1,4 +1,4 @@
-"""helpers.site_assets without the network or a build: tarballs checked against their pinned
+"""helpers.site_vendor and helpers.site_assets without the network or a build: tarballs checked against their pinned
 integrity, files and licences copied, the cache reused, and the Sphinx glue page by page."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import site_assets
-from helpers.site_assets import MANIFEST, NpmPackage, check_vendor
+from helpers import site_assets, site_vendor
+from helpers.site_vendor import MANIFEST, NpmPackage, check_vendor
 
 
 def make_tarball(path: Path, files: dict[str, bytes]) -> Path:
@@ -30,20 +30,20 @@ def fake_package(tmp_path: Path, licence: str = "MIT") -> tuple[NpmPackage, Path
              "dist/demo.min.js": b"window.demo = 1;", "dist/demo.js": b"// unminified", "LICENSE": b"MIT License\n"}
     tmp_path.mkdir(parents=True, exist_ok=True)
     tarball = make_tarball(tmp_path / "demo-1.0.0.tgz", files)
-    package = NpmPackage("demo", "1.0.0", site_assets._sri(tarball.read_bytes()), "demo", ("dist/demo.min.js",),
+    package = NpmPackage("demo", "1.0.0", site_vendor._sri(tarball.read_bytes()), "demo", ("dist/demo.min.js",),
                          strip="dist/", licence_files=("LICENSE",), licence="MIT")
     return package, tarball
 
 
 def test_npm_tarball_names_match_what_npm_pack_writes() -> None:
-    names = {p.name: p.tarball for p in site_assets.NPM_PACKAGES}
+    names = {p.name: p.tarball for p in site_vendor.NPM_PACKAGES}
     assert names["@jupyter-widgets/html-manager"] == "jupyter-widgets-html-manager-1.0.15.tgz"
     assert names["requirejs"] == "requirejs-2.3.6.tgz"
 
 
 def test_copy_takes_only_the_wanted_files_and_the_licence(tmp_path: Path) -> None:
     package, tarball = fake_package(tmp_path)
-    entry = site_assets._copy_npm(package, tarball, tmp_path / "vendor")
+    entry = site_vendor._copy_npm(package, tarball, tmp_path / "vendor")
     copied = sorted(p.relative_to(tmp_path / "vendor").as_posix() for p in (tmp_path / "vendor").rglob("*"))
     assert copied == ["demo", "demo/LICENSE", "demo/demo.min.js"]
     assert entry["files"] == ["demo.min.js"] and entry["licence_files"] == ["LICENSE"] and entry["licence"] == "MIT"
@@ -52,8 +52,8 @@ def test_copy_takes_only_the_wanted_files_and_the_licence(tmp_path: Path) -> Non
 def test_a_package_without_a_licence_file_gets_its_licence_text(tmp_path: Path) -> None:
     package, tarball = fake_package(tmp_path)
     package = NpmPackage(**{**package.__dict__, "licence_files": (),
-                            "generated_licence": (site_assets._MIT, "Copyright Demo authors.")})
-    site_assets._copy_npm(package, tarball, tmp_path / "vendor")
+                            "generated_licence": (site_vendor._MIT, "Copyright Demo authors.")})
+    site_vendor._copy_npm(package, tarball, tmp_path / "vendor")
     text = (tmp_path / "vendor" / "demo" / "LICENSE").read_text()
     assert text.startswith("MIT License\n\nCopyright Demo authors.") and "Permission is hereby granted" in text
 
@@ -62,13 +62,13 @@ def test_a_licence_other_than_the_pinned_one_is_refused(tmp_path: Path) -> None:
     package, _ = fake_package(tmp_path)
     _, tarball = fake_package(tmp_path / "relicensed", licence="GPL-3.0")
     with pytest.raises(RuntimeError, match="package.json says licence 'GPL-3.0', expected 'MIT'"):
-        site_assets._copy_npm(package, tarball, tmp_path / "vendor")
+        site_vendor._copy_npm(package, tarball, tmp_path / "vendor")
 
 
 def test_a_cached_tarball_is_reused_without_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package, tarball = fake_package(tmp_path)
-    monkeypatch.setattr(site_assets.shutil, "which", lambda name: None)  # no npm on this machine
-    assert site_assets._fetch(package, tmp_path) == tarball
+    monkeypatch.setattr(site_vendor.shutil, "which", lambda name: None)  # no npm on this machine
+    assert site_vendor._fetch(package, tmp_path) == tarball
 
 
 def test_a_tampered_tarball_is_fetched_again_and_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,17 +78,17 @@ def test_a_tampered_tarball_is_fetched_again_and_refused(tmp_path: Path, monkeyp
     def fake_npm_pack(command, **kwargs):  # the registry serves the tampered file again
         return types.SimpleNamespace(returncode=0, stderr="")
 
-    monkeypatch.setattr(site_assets.shutil, "which", lambda name: "/usr/bin/npm")
-    monkeypatch.setattr(site_assets.subprocess, "run", fake_npm_pack)
+    monkeypatch.setattr(site_vendor.shutil, "which", lambda name: "/usr/bin/npm")
+    monkeypatch.setattr(site_vendor.subprocess, "run", fake_npm_pack)
     with pytest.raises(RuntimeError, match="the tarball's integrity sha512-.* differs from the pinned"):
-        site_assets._fetch(package, tmp_path)
+        site_vendor._fetch(package, tmp_path)
     assert not tarball.exists()  # not kept for the next run
 
 
 def test_check_vendor_names_a_missing_file(tmp_path: Path) -> None:
     package, tarball = fake_package(tmp_path)
     vendor = tmp_path / "vendor"
-    entry = site_assets._copy_npm(package, tarball, vendor)
+    entry = site_vendor._copy_npm(package, tarball, vendor)
     (vendor / MANIFEST).write_text(json.dumps({"packages": [entry]}))
     assert check_vendor(vendor) == []
     (vendor / "demo" / "demo.min.js").unlink()

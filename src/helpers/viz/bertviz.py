@@ -4,7 +4,7 @@ BertViz (Vig, 2019, "A Multiscale Visualization of Attention in the Transformer 
 every head's attention as lines between tokens. Its HTML loads RequireJS, d3 5.7.0 and jQuery
 2.0.0 from cdnjs; on the book's site, which may be read offline or where CDNs are blocked, the
 wrappers here rewrite those to the copies the site serves itself (``_static/vendor/``, put there
-by :mod:`helpers.site_assets`; jQuery 2.2.4, the closest 2.x on npm). In a live kernel
+by :mod:`helpers.site_vendor`; jQuery 2.2.4, the closest 2.x on npm). In a live kernel
 (JupyterLab, Colab) they keep BertViz's CDN URLs, which work there, but load RequireJS
 *before* running BertViz's code, which fixes BertViz's "require is not defined" on the first
 run in JupyterLab 4. Text is drawn in the page's text colour, so the views read in dark mode.
