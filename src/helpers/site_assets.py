@@ -15,6 +15,9 @@ into ``_static/vendor`` before the build), and a first visit is kept light
 - pages load Font Awesome's core and the icons the site uses
   (:data:`helpers.site_vendor.FONTAWESOME_ICONS`) instead of the theme's ``fontawesome.js`` (all
   2,000 free icons, 1.5 MB), and the build warns about an icon that a page uses and the subset lacks;
+  the theme's icon webfonts, which draw those icons until the script has run, are cut down to
+  them when the build finishes (:func:`helpers.site_vendor.subset_theme_fonts`: the solid font,
+  fetched by every page, 156 kB -> a few kB);
 - the theme loads Sphinx's search index on every page for its search-as-you-type box; with that
   box off (the default) only the search page needs it; and Jupyter Book adds sphinx-design's
   stylesheet and script to every page, which only pages with its components (``sd-`` classes) use.
@@ -62,6 +65,7 @@ from helpers.site_vendor import (
     VENDOR,
     WIDGETS_JS,
     check_vendor,
+    subset_theme_fonts,
     vendored_icons,
 )
 
@@ -416,9 +420,22 @@ def _page_context(app: Any, pagename: str, templatename: str, context: dict[str,
     scripts[:] = unique
 
 
+def _subset_fonts(app: Any, exception: Exception | None) -> None:
+    """The theme's icon fonts, copied into the site by now, cut down to the site's icons."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from sphinx.util import logging
+
+    sizes = subset_theme_fonts(Path(app.outdir) / "_static")
+    before, after = sum(b for b, _ in sizes.values()), sum(a for _, a in sizes.values())
+    logging.getLogger(__name__).info("helpers.site_assets: %d icon fonts cut down, %.0f kB -> %.0f kB",
+                                     len(sizes), before / 1e3, after / 1e3)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx entry point: see the module's docstring."""
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _subset_fonts)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

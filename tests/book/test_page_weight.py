@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from test_build import resources
 from helpers.site_assets import figure_trace_types, fontawesome_icons, slim_page
 from helpers.site_bundles import PLOTLY_TRACE_TYPES
 from helpers.site_math import MATH_STYLE_ID, page_has_math, prerender_math
-from helpers.site_vendor import vendored_icons
+from helpers.site_vendor import THEME_FONTS, subset_theme_fonts, vendored_icons
 from helpers.viz.renderer import FIGURE_MARKER
 
 FIRST_VISIT_BUDGET = 3_000_000
@@ -49,6 +50,12 @@ _STATE = """() => ({
   iconsMissing: [...document.querySelectorAll('svg.svg-inline--fa')].filter(s => s.querySelector('.missing'))
     .map(s => s.getAttribute('data-icon')),
   icons: document.querySelectorAll('svg.svg-inline--fa').length,
+  // Characters drawn with a Font Awesome webfont (before and after pseudo-elements of the theme's
+  // rules): [family, weight, code point] of each.
+  fontChars: [...document.querySelectorAll('*')]
+    .flatMap(el => ['::before', '::after'].map(p => getComputedStyle(el, p)))
+    .filter(cs => /Font Awesome/.test(cs.fontFamily) && /^".+"$/u.test(cs.content))
+    .flatMap(cs => [...JSON.parse(cs.content)].map(c => [cs.fontFamily, cs.fontWeight, c.codePointAt(0)])),
   registered: window.Plotly && window.Plotly.PlotSchema ? Object.keys(window.Plotly.PlotSchema.get().traces) : null,
   figures: [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
     id: gd.id,
@@ -288,6 +295,29 @@ def test_every_icon_of_every_page_is_drawn(first_visits: dict[str, FirstVisit], 
     assert not lacking, f"icons the pages ask for that the site's subset lacks: {sorted(lacking)}"
 
 
+@pytest.mark.book
+@pytest.mark.browser
+def test_the_icon_fonts_are_cut_down_and_hold_every_character_the_pages_draw_with_them(
+        first_visits: dict[str, FirstVisit], site: Any) -> None:
+    """The theme's Font Awesome webfonts are served cut down to the site's icons
+    (``helpers.site_vendor.subset_theme_fonts``); every character a page draws with one of them
+    (its pseudo-elements, read in the browser) is in the font it is drawn with."""
+    from fontTools.ttLib import TTFont
+
+    folder = site.root / "_static" / "vendor" / "fontawesome" / "webfonts"
+    served = {stem: set(TTFont(folder / f"{stem}.woff2").getBestCmap()) for stem in THEME_FONTS.values()}
+    assert (folder / f"{THEME_FONTS['solid']}.woff2").stat().st_size < 20_000  # 156 kB whole
+    assert 0xF0C9 in served[THEME_FONTS["solid"]] and len(served[THEME_FONTS["solid"]]) < 100  # "bars", not 1,400
+    drawn: dict[tuple[str, int], str] = {}
+    for name, visit in first_visits.items():
+        for family, weight, point in visit.state["fontChars"]:
+            style = "brands" if "Brands" in family else "solid" if int(weight) >= 600 else "regular"
+            drawn.setdefault((style, point), name)
+    lacking = {f"{style} U+{point:04X}": page for (style, point), page in drawn.items()
+               if point not in served[THEME_FONTS[style]]}
+    assert not lacking, f"characters drawn with an icon font that the served font lacks: {lacking}"
+
+
 # --- the same rules on small pages, without a build ------------------------------------------------
 
 THEME_HEAD = """<head>
@@ -400,6 +430,36 @@ def test_prerendering_replaces_the_tex_of_math_elements_and_quizzes_and_adds_the
     assert shown[0]["answers"][0]["feedback"] == "No math </b>here"
     assert not page_has_math(typeset)
     assert prerender_math("<html><head></head><body>no math</body></html>", mathjax, "f")[0].count("<style") == 0
+
+
+def test_a_theme_icon_font_is_cut_to_the_icons_and_the_characters_the_stylesheets_draw(tmp_path: Path) -> None:
+    import pydata_sphinx_theme
+    from fontTools.ttLib import TTFont
+
+    theme_fonts = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static" / "vendor"
+                   / "fontawesome" / "webfonts")
+    static = tmp_path / "_static"
+    fonts = static / "vendor" / "fontawesome" / "webfonts"
+    fonts.mkdir(parents=True)
+    for suffix in (".woff2", ".ttf"):
+        shutil.copy(theme_fonts / f"fa-solid-900{suffix}", fonts)
+    (fonts.parent / "icons.js").write_text(  # icons.js's layout: one icon per line
+        'bunker.defineIcons("fas", (function () {\n  var icons = {\n'
+        '    "bars": [448, 512, ["navicon"], "f0c9", "M0 96"],\n    "sun": [512, 512, [], "f185", "M361"]\n  };\n')
+    (static / "styles").mkdir()
+    (static / "styles" / "theme.css").write_text(
+        '/* a comment */.fa-bell:before,.fa-bell-o:before{content:"\\f0f3"}'  # Font Awesome's own table: not drawn
+        '.toc:after{content:"\\f107";font-family:Font Awesome\\ 6 Free}'  # a theme rule, escaped
+        ':root{--pst-icon-external-link:"\uf35d"}')  # a theme variable, the character itself
+    whole = {suffix: TTFont(theme_fonts / f"fa-solid-900{suffix}").getBestCmap() for suffix in (".woff2", ".ttf")}
+    assert {0xF0C9, 0xF185, 0xF107, 0xF35D, 0xF0F3} <= set(whole[".woff2"])
+    sizes = subset_theme_fonts(static)
+    assert set(sizes) == {"fa-solid-900.woff2", "fa-solid-900.ttf"}
+    for suffix in (".woff2", ".ttf"):
+        assert set(TTFont(fonts / f"fa-solid-900{suffix}").getBestCmap()) == {0xF0C9, 0xF185, 0xF107, 0xF35D}
+        before, after = sizes[f"fa-solid-900{suffix}"]
+        assert after < before / 10
+    assert subset_theme_fonts(static)["fa-solid-900.woff2"][1] == sizes["fa-solid-900.woff2"][1]  # again: the same
 
 
 def test_an_icon_pack_is_cut_down_to_the_icons_asked_for() -> None:

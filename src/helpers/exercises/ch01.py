@@ -19,7 +19,7 @@ implementation switched off (:func:`helpers.exercises.guard.package_disabled`): 
 just calls it is rejected, by name.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
-and writes its verdict from its messages in :mod:`helpers.exercises.catalogue.ch01` (this
+and writes its verdict from its messages in ``helpers.exercises.catalogue.ch01`` (this
 chapter's part of the checkers' catalogue, :mod:`helpers.exercises.messages`), as :mod:`helpers.exercises.ch04` does.
 """
 

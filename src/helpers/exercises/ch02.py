@@ -18,7 +18,7 @@ code with that function switched off (:func:`helpers.exercises.guard.package_dis
 answer that calls it fails, naming the function.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
-and writes its verdict from its messages in :mod:`helpers.exercises.catalogue.ch02` (this
+and writes its verdict from its messages in ``helpers.exercises.catalogue.ch02`` (this
 chapter's part of the checkers' catalogue, :mod:`helpers.exercises.messages`), as :mod:`helpers.exercises.ch04` does.
 """
 

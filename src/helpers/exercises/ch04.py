@@ -13,7 +13,7 @@ key/value heads counted as query heads.
 - :func:`check_head_ablation`: the reader's ablation, and the prediction made before it.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
-and writes its verdict from its messages in :mod:`helpers.exercises.catalogue.ch04` (this
+and writes its verdict from its messages in ``helpers.exercises.catalogue.ch04`` (this
 chapter's part of the checkers' catalogue, :mod:`helpers.exercises.messages`): the model the
 other chapters' checkers follow.
 """

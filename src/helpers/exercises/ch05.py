@@ -13,7 +13,7 @@ the reference is computed outside that block. The messages name the typical mist
   crossover length they predicted before measuring.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
-and writes its verdict from its messages in :mod:`helpers.exercises.catalogue.ch05` (this
+and writes its verdict from its messages in ``helpers.exercises.catalogue.ch05`` (this
 chapter's part of the checkers' catalogue, :mod:`helpers.exercises.messages`).
 """
 

@@ -19,7 +19,7 @@ the reference is computed outside that block. The messages name the typical mist
   the ranking of the encodings they predicted before the run.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
-and writes its verdict from its messages in :mod:`helpers.exercises.catalogue.ch06_memory` (this
+and writes its verdict from its messages in ``helpers.exercises.catalogue.ch06_memory`` (this
 chapter's part of the checkers' catalogue, :mod:`helpers.exercises.messages`).
 """
 

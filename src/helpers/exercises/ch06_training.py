@@ -13,7 +13,7 @@ the reference is computed outside that block. The messages name the typical mist
   which change did it, and the prediction made before.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
-and writes its verdict from its messages in :mod:`helpers.exercises.catalogue.ch06_training` (this
+and writes its verdict from its messages in ``helpers.exercises.catalogue.ch06_training`` (this
 module's part of the checkers' catalogue, :mod:`helpers.exercises.messages`).
 
 Shape legend:

@@ -18,7 +18,7 @@ and ``"zh"`` (Simplified Chinese). Which one a checker uses, first match wins:
    (``JPY_SESSION_NAME``); a kernel also starts in its notebook's folder (the working directory);
 5. ``"en"``.
 
-Messages of a chapter's checkers live in :mod:`helpers.exercises.catalogue` (``MESSAGES`` of
+Messages of a chapter's checkers live in ``helpers.exercises.catalogue`` (``MESSAGES`` of
 ``catalogue/chNN.py``, registered with :func:`register` when the checker module imports it); the
 messages every checker shares (the verdict's prefix, the reader's function failing, an answer
 that calls the package) live here. A message missing in a language falls back
