@@ -138,10 +138,10 @@ def test_chapter_pages_are_recognised() -> None:
 @pytest.mark.book
 @pytest.mark.browser
 def test_a_chapter_pages_first_visit_transfers_at_most_3_mb(first_visits: dict[str, FirstVisit]) -> None:
-    """Issue 16's budget. Measured 2026-11-30: the heaviest chapter pages are 6.5 (2.97 MB) and
-    chapter 4 (2.93 MB), with plotly.js 1.21 MB (helpers.site_bundles), the theme about 1.0 MB and,
-    on BertViz pages, RequireJS, jQuery and d3 0.20 MB. The next saving: Font Awesome's solid font
-    (0.16 MB) cut to the glyphs the theme's CSS draws."""
+    """Issue 16's budget. Measured 2026-11-30: the heaviest chapter pages are 6.5 (2.82 MB: the page
+    0.78 MB, plotly.js 1.21 MB, built for the site by helpers.site_bundles) and chapter 4 (2.78 MB,
+    with BertViz's RequireJS, jQuery and d3, 0.20 MB); the theme's scripts, styles and cut-down
+    icon fonts are about 0.8 MB of every page."""
     chapters = {name: visit.bytes for name, visit in first_visits.items() if is_chapter_page(name)}
     assert len(chapters) >= 7, f"too few chapter pages found: {sorted(chapters)}"
     assert all(visit.entries and visit.entries[0][1] > 0 for visit in first_visits.values())  # the page itself
