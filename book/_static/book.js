@@ -268,6 +268,33 @@
   }
 
   // --- a figure ---
+  // A figure's title and its menus share the top margin, and Plotly keeps neither clear of the
+  // other: where they meet, the title moves up to the top edge of the figure, on a row of its own,
+  // and the plot (with its menus) moves down by the title's height.
+  function overlap(a, b) {
+    return Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
+      Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
+  }
+  function clearTitle(gd) {
+    var title = gd.querySelector(".gtitle"), menus = gd.querySelectorAll(".updatemenu-header");
+    if (gd.__bookTitleMoved || !title || !title.textContent.trim() || !menus.length) { return; }
+    var box = title.getBoundingClientRect();
+    var clash = Array.prototype.some.call(menus, function (menu) {
+      return overlap(box, menu.getBoundingClientRect()) > 4;
+    });
+    if (!clash) { return; }
+    gd.__bookTitleMoved = true;
+    // The title's new row: 8 px from the top, then its height and 6 px; the menus move down to below it.
+    var top = gd.getBoundingClientRect().top;
+    var menusTop = Math.min.apply(null, Array.prototype.map.call(menus, function (menu) {
+      return menu.getBoundingClientRect().top - top;
+    }));
+    var layout = gd._fullLayout, rise = Math.max(4, Math.ceil(8 + box.height + 6 - menusTop));
+    gd.style.height = (layout.height + rise) + "px";
+    window.Plotly.relayout(gd, {"title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": 8,
+                                "margin.t": layout.margin.t + rise, height: layout.height + rise});
+  }
+
   function enhance(gd) {
     if (!gd || !gd._fullLayout) { return; }
     var wrapper = gd.closest(".book-plotly");
@@ -282,6 +309,7 @@
     }
     gd.querySelectorAll(".slider-group").forEach(function (group) { enhanceSlider(gd, group); });
     gd.querySelectorAll(".updatemenu-header-group").forEach(function (group) { enhanceMenu(gd, group); });
+    clearTitle(gd);
     if (!gd.__bookEvents && typeof gd.on === "function") {
       gd.__bookEvents = true;
       ["plotly_afterplot", "plotly_sliderchange", "plotly_animated", "plotly_buttonclicked", "plotly_relayout"]

@@ -39,6 +39,21 @@ _READY = """async () => {
   return done();
 }""" % WAIT_MS
 
+_CLASHES = """() => {
+  // A figure's title and its menus (Plotly draws both in the top margin; neither avoids the other).
+  const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left))
+    * Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
+  return [...document.querySelectorAll('.book-plotly-figure')].flatMap(gd => {
+    const title = gd.querySelector('.gtitle');
+    if (!title || !title.textContent.trim()) return [];
+    const t = title.getBoundingClientRect();
+    return [...gd.querySelectorAll('.updatemenu-header')].map(m => m.getBoundingClientRect())
+      .filter(m => overlap(t, m) > 4)
+      .map(m => ({id: gd.id, title: title.textContent.slice(0, 80), titleRight: Math.round(t.right),
+                  menuLeft: Math.round(m.left), width: Math.round(gd.getBoundingClientRect().width)}));
+  });
+}"""
+
 _REPORT = """() => {
   const figures = [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
     id: gd.id,
@@ -134,6 +149,7 @@ def visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str])
         visit.ready = evaluate_settled(page, _READY)
         page.wait_for_load_state("networkidle")
         visit.report = evaluate_settled(page, _REPORT)
+        visit.report["clashes"] = evaluate_settled(page, _CLASHES)
         context.close()
         results[name] = visit
         report = visit.report
@@ -169,6 +185,12 @@ def test_every_plotly_figure_draws_its_traces(visits: dict[str, Visit]) -> None:
     assert figures, "no Plotly figure on any page"
     blank = [(name, f) for name, f in figures if f["traces"] == 0 or f["drawn"] == 0 or f["width"] < 200]
     assert not blank, blank
+
+
+def test_no_figure_title_runs_under_its_menu(visits: dict[str, Visit]) -> None:
+    """On a desktop screen (1280 px), every figure's title stays clear of its menus' buttons."""
+    clashes = {name: v.report["clashes"] for name, v in visits.items() if v.report["clashes"]}
+    assert not clashes, f"titles under a menu: {json.dumps(clashes, indent=1)}"
 
 
 def bertviz_params(html: str) -> list[dict[str, Any]]:
@@ -439,8 +461,9 @@ _STICKING_OUT = """width => {
 def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, pages: list[Path],
                                              measurements: list[str]) -> None:
     """Every page at 320 and 390 CSS px, touch and device scale 2: the page is exactly as wide as
-    the viewport (long words wrap; wide tables, code and math scroll in their own box)."""
-    wide, start = {}, time.perf_counter()
+    the viewport (long words wrap; wide tables, code and math scroll in their own box), and no
+    figure's title runs under its menu."""
+    wide, clashes, start = {}, {}, time.perf_counter()
     for path in pages:
         for width in PHONE_WIDTHS:
             context, page = open_ready(chromium, site.page_url(path), width, 800, **PHONE)
@@ -448,10 +471,14 @@ def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, pages: li
             if scroll_width != width:
                 wide[f"{path.relative_to(site.root).as_posix()} at {width} px"] = {
                     "scrollWidth": scroll_width, "sticking out": page.evaluate(_STICKING_OUT, width)}
+            found = page.evaluate(_CLASHES)
+            if found:
+                clashes[f"{path.relative_to(site.root).as_posix()} at {width} px"] = found
             context.close()
     measurements.append(f"phone widths: {len(pages) * len(PHONE_WIDTHS)} page-width pairs in "
                         f"{time.perf_counter() - start:.0f} s, {len(wide)} wider than the screen")
     assert not wide, f"pages that scroll sideways on a phone: {json.dumps(wide, indent=1)}"
+    assert not clashes, f"figure titles under a menu on a phone: {json.dumps(clashes, indent=1)}"
 
 
 def _touch(cdp: Any, kind: str, point: tuple[float, float] | None = None) -> None:
