@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +94,50 @@ def site_pages(html: Path) -> list[Path]:
 def pages(built_html: Path) -> list[Path]:
     """Every HTML page of the built site."""
     return site_pages(built_html)
+
+
+@dataclass
+class DesktopVisit:
+    """One page loaded once on a desktop screen: what three test modules read from the same load."""
+
+    browser: Any  # test_browser.Visit: errors, requests, the figures' report
+    first: Any  # test_page_weight.FirstVisit: bytes fetched, console warnings, theme state
+    a11y: Any  # test_accessibility_browser.A11yVisit: axe-core, the figures' names and descriptions
+
+
+@pytest.fixture(scope="session")
+def desktop_visits(site: Site, chromium: Any, pages: list[Path]) -> dict[str, DesktopVisit]:
+    """Every page loaded once at 1280 x 900 in a fresh context (empty cache and local storage),
+    requests off the site aborted and recorded; once its figures, views, widgets and math are done
+    and the network is idle, the browser tests' report, the page weight's resource timing and
+    state, then axe-core and the accessibility checks are read from it. One load a page instead of
+    three (each took 2-4 s: about 10 minutes of the test run)."""
+    from test_accessibility_browser import A11yVisit, audit
+    from test_browser import _READY, Visit, evaluate_settled, report, watch
+    from test_page_weight import LOAD_TIMEOUT_MS, FirstVisit, first_visit_of
+
+    visits = {}
+    for path in pages:
+        name = path.relative_to(site.root).as_posix()
+        browser, first, a11y = Visit(name), FirstVisit(name), A11yVisit(name)
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(LOAD_TIMEOUT_MS)  # a page of figures on a busy 2-core machine
+        context.add_init_script("performance.setResourceTimingBufferSize(100000)")
+        page = context.new_page()
+        watch(page, browser, site.url + "/")
+        page.on("console", lambda m, v=first: v.console.append(f"{m.type}: {m.text} ({m.location.get('url')})")
+                if m.type in ("error", "warning") else None)
+        page.goto(site.page_url(path), wait_until="load")
+        browser.ready = a11y.ready = evaluate_settled(page, _READY)
+        page.wait_for_load_state("networkidle")
+        browser.report = report(page)
+        first_visit_of(page, first)
+        audit(page, a11y)
+        first.page_errors = a11y.page_errors = browser.page_errors
+        a11y.external = browser.external
+        context.close()
+        visits[name] = DesktopVisit(browser, first, a11y)
+    return visits
 
 
 @pytest.fixture(scope="session")

@@ -155,17 +155,10 @@ def accessible_nodes(page: Any, selector: str) -> list[dict[str, Any]]:
     return nodes
 
 
-def visit(chromium: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVisit:
-    """``path`` loaded in a fresh context, its figures drawn, then axe-core and the figure checks."""
-    name = path.relative_to(site.root).as_posix()
-    result = A11yVisit(name)
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    watched = Visit(name)
-    watch(page, watched, site.url + "/")
-    page.goto(site.page_url(path), wait_until="load")
-    result.ready = evaluate_settled(page, _READY)
-    if dark:  # what the theme's switch does; the figures follow it (a MutationObserver relayouts them)
+def audit(page: Any, result: A11yVisit, *, dark: bool = False) -> None:
+    """axe-core and the figure checks on a page whose figures are drawn; ``dark``: first what the
+    theme's switch does (the figures follow it: a MutationObserver relayouts them)."""
+    if dark:
         page.evaluate("() => { document.documentElement.dataset.mode = 'dark'; "
                       "document.documentElement.dataset.theme = 'dark'; }")
         page.wait_for_function("""() => [...document.querySelectorAll('.book-plotly-figure')]
@@ -177,18 +170,28 @@ def visit(chromium: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVi
     result.groups = accessible_nodes(page, ".book-plotly")
     result.views = accessible_nodes(page, "figure.book-figure > div[role]:not(.book-plotly)")
     result.contrast = page.evaluate(_TEXT_CONTRAST)
+
+
+def visit(chromium: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVisit:
+    """``path`` loaded in a fresh context, its figures drawn, then :func:`audit`."""
+    name = path.relative_to(site.root).as_posix()
+    result = A11yVisit(name)
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watched = Visit(name)
+    watch(page, watched, site.url + "/")
+    page.goto(site.page_url(path), wait_until="load")
+    result.ready = evaluate_settled(page, _READY)
+    audit(page, result, dark=dark)
     result.page_errors, result.external = watched.page_errors, watched.external
     context.close()
     return result
 
 
 @pytest.fixture(scope="module")
-def a11y_visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str]) -> dict[str, A11yVisit]:
-    """Every page of the site, light theme."""
-    visits = {}
-    for path in pages:
-        result = visit(chromium, site, path)
-        visits[result.name] = result
+def a11y_visits(desktop_visits: dict[str, Any], measurements: list[str]) -> dict[str, A11yVisit]:
+    """Every page of the site, light theme (the shared desktop visit of ``conftest.desktop_visits``)."""
+    visits = {name: both.a11y for name, both in desktop_visits.items()}
     counts = violation_counts(visits.values())
     measurements.append(f"axe-core {next(iter(visits.values())).axe_version}: {len(visits)} pages (light), "
                         f"violations by rule: {json.dumps(counts) if counts else 'none'}")

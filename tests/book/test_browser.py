@@ -135,26 +135,21 @@ def unexpected(messages: list[str]) -> list[str]:
     return [m for m in messages if not any(m.startswith(allowed) for allowed in ALLOWED_CONSOLE_ERRORS)]
 
 
+def report(page: Any) -> dict[str, Any]:
+    """What this module reads from a loaded page (:data:`_REPORT`, with the figures' title clashes)."""
+    result = evaluate_settled(page, _REPORT)
+    result["clashes"] = evaluate_settled(page, _CLASHES)
+    return result
+
+
 @pytest.fixture(scope="session")
-def visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str]) -> dict[str, Visit]:
-    """Every page loaded once, in a fresh browser context each, with its report."""
-    results = {}
-    for path in pages:
-        name = path.relative_to(site.root).as_posix()
-        visit = Visit(name)
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        watch(page, visit, site.url + "/")
-        page.goto(site.page_url(path), wait_until="load")
-        visit.ready = evaluate_settled(page, _READY)
-        page.wait_for_load_state("networkidle")
-        visit.report = evaluate_settled(page, _REPORT)
-        visit.report["clashes"] = evaluate_settled(page, _CLASHES)
-        context.close()
-        results[name] = visit
-        report = visit.report
-        measurements.append(f"transferred: {report['bytes'] / 1e6:6.2f} MB in {report['requests']:3d} requests  "
-                            f"{name} ({len(report['figures'])} figures)")
+def visits(desktop_visits: dict[str, Any], measurements: list[str]) -> dict[str, Visit]:
+    """Every page loaded once, in a fresh browser context each, with its report (the shared
+    desktop visit of ``conftest.desktop_visits``)."""
+    results = {name: both.browser for name, both in desktop_visits.items()}
+    for name, visit in results.items():
+        measurements.append(f"transferred: {visit.report['bytes'] / 1e6:6.2f} MB in {visit.report['requests']:3d} "
+                            f"requests  {name} ({len(visit.report['figures'])} figures)")
     return results
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import _READY, evaluate_settled
+from test_browser import evaluate_settled
 from test_build import resources
 
 from helpers.site_assets import figure_trace_types, fontawesome_icons, slim_page
@@ -89,30 +89,19 @@ def is_chapter_page(name: str) -> bool:
     return bool(CHAPTER_PAGE.match(name))
 
 
+def first_visit_of(page: Any, visit: FirstVisit) -> None:
+    """Fills ``visit`` from a page loaded in a fresh context (empty cache and local storage, the
+    resource timing buffer large enough), once its figures, views, widgets and math are done."""
+    visit.entries = [(url, size) for url, size in evaluate_settled(page, _ENTRIES)]
+    visit.state = evaluate_settled(page, _STATE)
+
+
 @pytest.fixture(scope="module")
-def first_visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str]) -> dict[str, FirstVisit]:
+def first_visits(desktop_visits: dict[str, Any], measurements: list[str]) -> dict[str, FirstVisit]:
     """Every page loaded once in a fresh context (empty cache and local storage), requests to other
-    hosts aborted; its resource timing read once its figures, views, widgets and math are done."""
-    visits = {}
-    for path in pages:
-        name = path.relative_to(site.root).as_posix()
-        visit = FirstVisit(name)
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(LOAD_TIMEOUT_MS)  # a page of figures on a busy 2-core machine
-        context.add_init_script("performance.setResourceTimingBufferSize(100000)")
-        page = context.new_page()
-        page.on("console", lambda m, v=visit: v.console.append(f"{m.type}: {m.text} ({m.location.get('url')})")
-                if m.type in ("error", "warning") else None)
-        page.on("pageerror", lambda error, v=visit: v.page_errors.append(str(error)))
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(site.url + "/")
-                   else route.abort())
-        page.goto(site.page_url(path), wait_until="load")
-        evaluate_settled(page, _READY)
-        page.wait_for_load_state("networkidle")
-        visit.entries = [(url, size) for url, size in evaluate_settled(page, _ENTRIES)]
-        visit.state = evaluate_settled(page, _STATE)
-        context.close()
-        visits[name] = visit
+    hosts aborted; its resource timing read once its figures, views, widgets and math are done
+    (the shared desktop visit of ``conftest.desktop_visits``)."""
+    visits = {name: both.first for name, both in desktop_visits.items()}
     measurements.append(f"first visit (empty cache; uncompressed bytes from resource timing; budget "
                         f"{FIRST_VISIT_BUDGET / 1e6:.1f} MB for chapter pages):")
     measurements.append(f"  {'MB':>5} {'req':>4} {'page':>5} {'plotly':>6} {'mathjx':>6} {'widget':>6} "
