@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.viz.site import D3_PATH, JQUERY_PATH, PLOTLY_JS_PATH, REQUIRE_JS_PATH
+from helpers.viz.site import D3_PATH, FIGURE_MARKER, JQUERY_PATH, PLOTLY_JS_PATH, REQUIRE_JS_PATH
 from sitebuild import bundles, extension, npm
 from sitebuild.npm import NpmPackage
 from sitebuild.paths import MANIFEST, PLOTLY_JS, REQUIRE_JS
@@ -154,3 +154,45 @@ def test_the_sites_paths_are_the_contracts() -> None:
     jquery = folders["jquery"]
     assert f"_static/vendor/{jquery.folder}/{jquery.files[0].removeprefix(jquery.strip)}".removesuffix(".js") == \
         JQUERY_PATH
+
+
+@pytest.mark.slow
+def test_a_tiny_book_built_with_the_sites_build_is_light_and_typesets_its_math(tmp_path: Path) -> None:
+    """sitebuild loaded as _config.yml loads it (``sphinx.local_extensions`` from book/_ext), in a real Jupyter Book
+    build with warnings as errors: the vendored scripts, math typeset at build time, plotly.js only where a figure
+    is, the theme's icon fonts cut down."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    book = tmp_path / "tiny"
+    (book / "book").mkdir(parents=True)
+    (book / "_config.yml").write_text(
+        "title: Tiny\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n"
+        f"sphinx:\n  local_extensions:\n    sitebuild: {root / 'book' / '_ext'}\n", encoding="utf-8")
+    (book / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/math\n",
+                                   encoding="utf-8")
+    (book / "book" / "intro.md").write_text("# Intro\n\nNo math, no figure.\n", encoding="utf-8")
+    (book / "book" / "math.md").write_text(
+        "# Math\n\nInline $q \\cdot k$, and\n\n$$\\mathrm{Var}(q\\cdot k) = d_k$$\n\n"
+        f'<div class="plotly-graph-div {FIGURE_MARKER}"></div>\n', encoding="utf-8")
+    cache = root / "_build" / ".vendor-cache"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "book" / "_ext"), str(root / "src")])}
+    vendor = subprocess.run([sys.executable, "-m", "sitebuild.vendor", str(book / "_build" / "html"),
+                             "--cache", str(cache if cache.is_dir() else tmp_path / "vendor-cache")],
+                            env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert vendor.returncode == 0, vendor.stderr[-3000:]
+    build = subprocess.run([sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(book),
+                            "-W", "-n", "--keep-going"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=900, check=False)
+    log = build.stdout + build.stderr
+    assert build.returncode == 0 and "build succeeded" in log, log[-3000:]
+    assert "sitebuild: 6 icon fonts cut down" in log
+    html = book / "_build" / "html"
+    math, intro = (html / "book" / "math.html").read_text(), (html / "book" / "intro.html").read_text()
+    assert "mjx-container" in math and "tex-mml-chtml.js" not in math  # typeset: no MathJax in the browser
+    assert f"_static/{PLOTLY_JS}" in math and "plotly.min.js" not in intro
+    assert "searchindex.js" not in intro and "fontawesome/icons.js" in intro
+    solid = html / "_static" / "vendor" / "fontawesome" / "webfonts" / "fa-solid-900.woff2"
+    assert solid.stat().st_size < 20_000
