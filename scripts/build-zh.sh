@@ -22,13 +22,15 @@ if [ ! -f "$OUT/_build/html/objects.inv" ]; then
     exit 1
 fi
 # The Chinese build's own folder (doctrees, executed notebooks, pages), copied into the site at the end.
-# Started afresh when the helper package changed, as scripts/build.sh does for the English build.
+# Started afresh when what the notebooks run changed (scripts/cache_key.py), as scripts/build.sh does
+# for the English build.
 STAGE="$OUT/_build/zh"
-if [ "$(cat "$STAGE/.helpers-hash" 2>/dev/null)" != "$(cat "$OUT/_build/.helpers-hash" 2>/dev/null)" ]; then
+if [ "$(cat "$STAGE/.notebook-key" 2>/dev/null)" != "$(cat "$OUT/_build/.notebook-key" 2>/dev/null)" ]; then
     rm -rf "$STAGE"
 fi
-mkdir -p "$STAGE" && cp "$OUT/_build/.helpers-hash" "$STAGE/.helpers-hash" 2>/dev/null || true
-python -m helpers.site_vendor "$STAGE/_build/html" --cache "$OUT/_build/.vendor-cache" >/dev/null
+mkdir -p "$STAGE" && cp "$OUT/_build/.notebook-key" "$STAGE/.notebook-key" 2>/dev/null || true
+PYTHONPATH="$ROOT/book/_ext${PYTHONPATH:+:$PYTHONPATH}" \
+    python -m sitebuild.vendor "$STAGE/_build/html" --cache "$OUT/_build/.vendor-cache" >/dev/null
 export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"
 start=$SECONDS

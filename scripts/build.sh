@@ -6,13 +6,15 @@ cd "$(dirname "$0")/.."
 [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ] && source .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PYDEVD_DISABLE_FILE_VALIDATION=1
 # The notebook cache is keyed by each notebook's text, not by the package it imports, and Sphinx's
-# viewcode keeps module pages it thinks are fresh: when src/helpers changes, start afresh.
-helpers_hash=$(find src/helpers -name '*.py' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
-if [ "$(cat _build/.helpers-hash 2>/dev/null)" != "$helpers_hash" ]; then
+# viewcode keeps module pages it thinks are fresh: when what the notebooks run changes (the key of
+# scripts/cache_key.py: src/helpers, not the site's build in book/_ext), start afresh.
+notebook_key=$(python scripts/cache_key.py)
+if [ "$(cat _build/.notebook-key 2>/dev/null)" != "$notebook_key" ]; then
     rm -rf _build/.jupyter_cache _build/.doctrees _build/html _build/jupyter_execute
-    mkdir -p _build && echo "$helpers_hash" > _build/.helpers-hash
+    mkdir -p _build && echo "$notebook_key" > _build/.notebook-key
 fi
-python -m helpers.site_vendor _build/html  # vendored JavaScript (Plotly, RequireJS, ...) from the registries' packages
+# vendored JavaScript (Plotly, RequireJS, ...) from the registries' packages (book/_ext/sitebuild)
+PYTHONPATH="book/_ext${PYTHONPATH:+:$PYTHONPATH}" python -m sitebuild.vendor _build/html
 # Sphinx reads (executes) BOOK_JOBS notebooks at once, one per core, each kernel on its share of threads.
 export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"

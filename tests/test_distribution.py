@@ -6,8 +6,10 @@ compared with ``src/helpers``; and the wheel is installed into a fresh virtual e
 a temporary folder and used from a temporary working directory with no ``PYTHONPATH`` (nothing of
 the repository is on ``sys.path`` there), where chapter 3's core cells run: scaled dot-product
 attention against PyTorch's, ``Var(q·k) = d_k``, a ``MultiHeadAttention`` forward pass against
-``torch.nn.MultiheadAttention``, a figure of :mod:`helpers.figures` with its Plotly bundle, and an
-import of every module of the package. The long description is then rendered there as the package
+``torch.nn.MultiheadAttention``, a figure of :mod:`helpers.figures` with its Plotly bundle, an
+import of every module of the package, and a reading of every installed module's source: none
+imports Sphinx, starts a process (Node.js) or reads the repository's ``tools/`` (the site's build
+is in ``book/_ext/sitebuild``, not in the wheel). The long description is then rendered there as the package
 index renders it (``readme_renderer[md]``).
 
 PyTorch goes into that environment the way ``scripts/setup.sh`` installs it: from PyTorch's CPU
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import email
 import email.policy
+import inspect
 import json
 import os
 import re
@@ -51,10 +54,41 @@ TORCH_INDEX_URL = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.or
 FORBIDDEN_PARTS = {"_build", ".venv", ".venv-oldest", "node_modules", "__pycache__", ".pytest_cache", ".hypothesis",
                    ".ruff_cache", ".ipynb_checkpoints", ".git", "book", "notebooks", "benchmarks", "scripts"}
 
-# Modules that need more than the package's own dependencies, and say so in their docstring:
-# the Sphinx extension needs Sphinx and myst-nb, the book's extra. Importing them must still work
-# (their Sphinx imports are inside functions); each is named here with the words its docstring uses.
-NEEDS_THE_BOOK_EXTRA = {"helpers.site_assets": "Sphinx"}
+
+
+# What a module of the student's package must not do: the site's build (Sphinx, Node.js, the
+# repository's tools/) lives with the book, in book/_ext/sitebuild, and is not in the wheel.
+def build_tooling(source: str) -> list[str]:
+    """What a module's source does that needs the site's build: the modules it imports (Sphinx, docutils,
+    fontTools, subprocess...), the processes it starts (``os.system``, ``os.popen``, ``os.exec*``...), the
+    Node.js commands it names, the repository's ``tools/site-bundles`` it reads. Self-contained (it needs
+    ``ast`` only): the fresh environment runs its source (:data:`SCAN`)."""
+    build_modules = {"sphinx", "docutils", "myst_nb", "myst_parser", "jupyter_book", "jupyter_cache", "fontTools",
+                     "subprocess", "pty", "sitebuild"}
+    node_commands = {"node", "nodejs", "npm", "npx", "esbuild"}
+    os_processes = ("system", "popen", "exec", "spawn", "posix_spawn", "fork")
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            names = []
+        found += [f"imports {name}" for name in names if name.split(".")[0] in build_modules]
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
+                and node.attr.startswith(os_processes)):
+            found.append(f"calls os.{node.attr}")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in node_commands:
+                found.append(f"names the command {node.value!r}")
+            if "site-bundles" in node.value:
+                found.append("reads tools/site-bundles")
+    return found
+
+
+SCAN = "import ast\n\n" + inspect.getsource(build_tooling)
+""":func:`build_tooling`, as the fresh environment runs it."""
 
 
 @dataclass
@@ -163,8 +197,9 @@ def test_sdist_holds_the_package_and_its_tests_and_nothing_it_should_not(dist: D
     assert top <= allowed, top - allowed
 
 
-# What the fresh environment runs: chapter 3's core cells, then an import of every module.
-CHECK = r'''
+# What the fresh environment runs: chapter 3's core cells, then an import of every module, and a
+# reading of every installed module's source (build_tooling, from SCAN).
+CHECK = SCAN + r'''
 import importlib
 import importlib.metadata as metadata
 import json
@@ -244,6 +279,12 @@ prefix = Path(sys.prefix).resolve()
 report["module_files_outside_prefix"] = [name for name in modules if name in sys.modules
                                          and not Path(sys.modules[name].__file__).resolve().is_relative_to(prefix)]
 report["import_failures"] = failed
+installed = [Path(folder) for folder in helpers.__path__]
+sources = sorted(path for folder in installed for path in folder.rglob("*.py"))
+report["sources_read"] = len(sources)
+report["build_tooling"] = {path.relative_to(folder.parent).as_posix(): found for folder in installed
+                           for path in sources if path.is_relative_to(folder)
+                           for found in [build_tooling(path.read_text(encoding="utf-8"))] if found}
 report["total_s"] = time.perf_counter() - start
 print(json.dumps(report))
 '''
@@ -260,13 +301,6 @@ if html is None:
     sys.exit("readme_renderer could not render the long description")
 print(html)
 '''
-
-
-def _docstring(module: str) -> str:
-    """A module's docstring, read from its source in ``src/`` (without importing it)."""
-    path = PACKAGE.parent / module.replace(".", "/")
-    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-    return ast.get_docstring(ast.parse(path.read_text())) or ""
 
 
 def _torch_index_answers() -> bool:
@@ -363,12 +397,27 @@ def test_wheel_runs_chapter_3_in_a_fresh_environment_without_the_repository(
     assert html.count("<h1") == 1 and html.count("<pre") >= 2, html[:2000]
     assert "```" not in html and "](" not in html, html[:2000]
 
-    # Every module of the package imports; one that needs the book's extra would have to say so.
+    # Every module of the package imports with the package's own dependencies only, and none of the
+    # installed modules needs the site's build: none imports Sphinx, starts a process or names Node.js.
     expected = {p.relative_to(PACKAGE.parent).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
                 for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts} - {"helpers"}
     assert set(report["modules"]) == expected
-    unexplained = {name: error for name, error in report["import_failures"].items()
-                   if NEEDS_THE_BOOK_EXTRA.get(name, "\0") not in _docstring(name)}
-    assert not unexplained, unexplained
-    for name, words in NEEDS_THE_BOOK_EXTRA.items():
-        assert words in _docstring(name), f"{name}'s docstring does not say that it needs {words}"
+    assert report["import_failures"] == {}
+    assert report["sources_read"] == len(expected) + 1  # every module's file, helpers/__init__.py included
+    assert report["build_tooling"] == {}, report["build_tooling"]
+    assert not any(name.split(".")[1].startswith("site_") for name in report["modules"])  # the old site modules
+
+
+def test_the_package_holds_no_module_of_the_sites_build() -> None:
+    """Every module of src/helpers read as the fresh environment reads the installed ones (fast, no wheel), and
+    the reader itself: it finds what the site's build does (book/_ext/sitebuild)."""
+    found = {path.relative_to(PACKAGE.parent).as_posix(): build_tooling(path.read_text(encoding="utf-8"))
+             for path in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in path.parts}
+    assert len(found) > 50 and not any(found.values()), {name: f for name, f in found.items() if f}
+    site = ROOT / "book" / "_ext" / "sitebuild"
+    assert "imports sphinx.util" in build_tooling((site / "extension.py").read_text())
+    assert "imports subprocess" in build_tooling((site / "typeset.py").read_text())  # MathJax in Node.js
+    assert "names the command 'npm'" in build_tooling((site / "npm.py").read_text())
+    assert "reads tools/site-bundles" in build_tooling((site / "bundles.py").read_text())
+    assert "imports fontTools" in build_tooling((site / "fonts.py").read_text())
+    assert build_tooling("import os\nos.system('node x.js')\n") == ["calls os.system"]

@@ -3,13 +3,17 @@ does (the labs' stored badge and install cell, the site's Colab buttons, the gen
 their install cells) comes from it at build time or is checked against it here.
 
 The generation is `book/_ext/notebook_links.py`, the local Sphinx extension that writes every
-executable page into the site as `_notebooks/<docname>.ipynb`. Unit tests call its functions; the
-fork tests run it with another repository (its functions, then a tiny Jupyter Book); the book tests
-(marker `book`) read the built site, `_build/html` (or `BOOK_HTML`).
+executable page into the site as `_notebooks/<docname>.ipynb` (`page_notebooks.py` makes each
+notebook, `install_cell.py` its install cell; `lab_sync.py` checks and rewrites the labs' stored
+badge and install cell). Unit tests call their functions, and run the install cells as a kernel
+would (with a `helpers.py` of the reader's own, too); the fork tests run them with another
+repository (the functions, then a tiny Jupyter Book); the book tests (marker `book`) read the built
+site, `_build/html` (or `BOOK_HTML`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -29,12 +33,14 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-import notebook_links as nl  # noqa: E402  (a local Sphinx extension, not a package)
+import install_cell  # noqa: E402  (local modules of the book's build, not a package)
+import lab_sync  # noqa: E402
+import page_notebooks as pn  # noqa: E402
 
 HTML = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-REPOSITORY = nl.read_repository(ROOT / "_config.yml")
-FORK = nl.Repository("https://github.com/a-fork/attention-book", "trunk")
+REPOSITORY = lab_sync.read_repository(ROOT / "_config.yml")
+FORK = pn.Repository("https://github.com/a-fork/attention-book", "trunk")
 SHA = "0123456789abcdef0123456789abcdef01234567"
 LABS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -79,14 +85,14 @@ PAGES = _executable_pages()
 CHAPTERS = {docname: path for docname, path in PAGES.items() if path.suffix == ".md"}
 
 
-def _book(repository: nl.Repository = REPOSITORY, ref: str = SHA, **kwargs: object) -> nl.Book:
-    return nl.Book(repository, ref, extras=nl.book_extras(ROOT / "pyproject.toml"),
-                   covered=nl.installed_with(nl.PACKAGE, "ipykernel"), **kwargs)
+def _book(repository: pn.Repository = REPOSITORY, ref: str = SHA, **kwargs: object) -> pn.Book:
+    return pn.Book(repository, ref, extras=pn.book_extras(ROOT / "pyproject.toml"),
+                   covered=pn.installed_with(install_cell.PACKAGE, "ipykernel"), **kwargs)
 
 
-def _generate(docname: str, book: nl.Book) -> nbformat.NotebookNode:
+def _generate(docname: str, book: pn.Book) -> nbformat.NotebookNode:
     pages = {name: (f"Title of {name}", f"{book.site}{name}.html") for name in _toc_docnames()}
-    return nl.page_notebook(PAGES[docname], docname, book=book, page_title=f"Title of {docname}",
+    return pn.page_notebook(PAGES[docname], docname, book=book, page_title=f"Title of {docname}",
                             page_url=f"{book.site}{docname}.html", pages=pages, root=ROOT)
 
 
@@ -174,21 +180,147 @@ def test_a_labs_notebook_keeps_its_cells_and_installs_the_build_and_opens_itself
 
 def test_the_install_cell_installs_the_package_index_release_once_it_is_published() -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    book = _book(package_version=nl.package_version(ROOT / "pyproject.toml"))
+    book = _book(package_version=pn.package_version(ROOT / "pyproject.toml"))
     install = _generate("book/03-scaling/index", book).cells[1].source
     assert f'"why-attention-helpers=={version}"' in install
     assert "git+" not in install
 
 
-def test_the_install_cell_is_python_that_installs_only_what_is_missing() -> None:
-    source = nl.install_cell_source([("helpers", "why-attention-helpers==9.9"), ("myst_nb", "myst-nb")])
-    namespace: dict = {}
-    python = source.replace('    %pip install -q "why-attention-helpers==9.9" "myst-nb"', "    installed = True")
-    assert python != source
-    exec(compile(python.replace('"helpers", "myst_nb"', '"json", "re"'), "cell", "exec"), namespace)
-    assert "installed" not in namespace  # both present: nothing to install
-    exec(compile(python.replace('"helpers", "myst_nb"', '"json", "no_such_module_here"'), "cell", "exec"), namespace)
-    assert namespace["installed"] is True
+# --- the install cell, run as a kernel runs it: the package installed or not, a helpers.py of the reader's own ----
+
+_RUN_CELL = r"""
+import importlib.metadata
+import json
+import sys
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+source, installed = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2] == "installed"
+pip = []
+
+
+class Shell:
+    def run_line_magic(self, name, line):  # records the install instead of running it: no network
+        pip.append(f"%{name} {line}")
+
+
+if not installed:  # a fresh runtime (Colab's): the distribution is not there
+    found = importlib.metadata.version
+
+    def version(name):
+        if name == "why-attention-helpers":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return found(name)
+
+    importlib.metadata.version = version
+sys.path.insert(0, "")  # as in a kernel: the working folder first
+error = None
+try:
+    exec(compile(TransformerManager().transform_cell(source), "cell", "exec"), {"get_ipython": Shell})
+except Exception as caught:
+    error = f"{type(caught).__name__}: {caught}"
+module = sys.modules.get("helpers")
+print(json.dumps({"pip": pip, "error": error, "helpers": getattr(module, "__file__", None)}))
+"""
+
+
+def _run_cell(source: str, folder: Path, installed: bool = True, **env: str) -> dict:
+    """Runs an install cell in a fresh interpreter whose working folder is ``folder``, as a kernel would (its
+    ``%pip`` recorded, not run; the distribution reported missing unless ``installed``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cell, runner = folder.parent / f"{folder.name}-cell.py", folder.parent / f"{folder.name}-run.py"
+    cell.write_text(source, encoding="utf-8")
+    runner.write_text(_RUN_CELL, encoding="utf-8")
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("HELPERS_LANGUAGE", "JPY_SESSION_NAME")}
+    environment.update(PYTHONPATH=str(ROOT / "src"), **env)
+    run = subprocess.run([sys.executable, str(runner), str(cell), "installed" if installed else "missing"],
+                         cwd=folder, env=environment, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _lab_cell(lab: Path) -> str:
+    return next(cell.source for cell in nbformat.read(lab, as_version=4).cells if cell.cell_type == "code")
+
+
+def test_the_labs_install_cell_asks_for_the_distribution_and_installs_it_only_where_it_is_missing(
+        tmp_path: Path) -> None:
+    cell = _lab_cell(LABS[0])
+    assert cell == install_cell.lab_install_cell(REPOSITORY.git_requirement())
+    assert 'importlib.metadata.version("why-attention-helpers")' in cell
+    present = _run_cell(cell, tmp_path / "present")
+    assert present == {"pip": [], "error": None, "helpers": str(ROOT / "src" / "helpers" / "__init__.py")}
+    missing = _run_cell(cell, tmp_path / "missing", installed=False)
+    assert missing["pip"] == [f'%pip install -q "why-attention-helpers @ git+{REPOSITORY.url}"'], missing
+    assert missing["error"] is None and missing["helpers"] == str(ROOT / "src" / "helpers" / "__init__.py")
+
+
+@pytest.mark.parametrize("installed", [True, False], ids=["installed", "fresh runtime"])
+def test_a_helpers_py_of_the_readers_own_stops_the_lab_with_one_clear_sentence(tmp_path: Path,
+                                                                              installed: bool) -> None:
+    """The issue's case: a student's helpers.py in Colab's working folder. ``import helpers`` would find it (the
+    old cell then skipped the install and the lab failed later with an AttributeError)."""
+    folder = tmp_path / "content"
+    folder.mkdir()
+    (folder / "helpers.py").write_text("def my_own_helper():\n    return 1\n", encoding="utf-8")
+    result = _run_cell(_lab_cell(LABS[0]), folder, installed=installed)
+    sentence = install_cell.SHADOWED["en"].format(origin=folder / "helpers.py")
+    assert result["error"] == f"ImportError: {sentence}", result
+    assert result["helpers"] is None  # stopped before importing the reader's file as the package
+    assert result["pip"] == ([] if installed else [f'%pip install -q "why-attention-helpers @ git+{REPOSITORY.url}"'])
+    assert sentence.count(". ") == 0 and sentence.endswith("run this cell again.")  # one sentence
+    assert "helpers.py" in sentence and "why-attention-helpers" in sentence and "rename" in sentence
+
+
+def test_a_helpers_package_of_the_readers_own_stops_the_lab_and_a_plain_folder_does_not(tmp_path: Path) -> None:
+    own = tmp_path / "package"
+    (own / "helpers").mkdir(parents=True)
+    (own / "helpers" / "__init__.py").write_text("", encoding="utf-8")
+    result = _run_cell(_lab_cell(LABS[0]), own)
+    assert result["error"] == "ImportError: " + install_cell.SHADOWED["en"].format(
+        origin=own / "helpers" / "__init__.py"), result
+    # A folder named helpers without __init__.py (a folder of files) is a namespace portion: the package wins.
+    plain = tmp_path / "plain"
+    (plain / "helpers").mkdir(parents=True)
+    (plain / "helpers" / "notes.txt").write_text("mine", encoding="utf-8")
+    result = _run_cell(_lab_cell(LABS[0]), plain)
+    assert result == {"pip": [], "error": None, "helpers": str(ROOT / "src" / "helpers" / "__init__.py")}
+
+
+def test_the_chinese_labs_say_it_in_chinese(tmp_path: Path) -> None:
+    """A Chinese lab has the English lab's code (zh/TRANSLATING.md): its language comes from where it runs, as the
+    checkers' does (the kernel's folder or Jupyter's notebook path, or HELPERS_LANGUAGE)."""
+    chinese_lab = ROOT / "zh" / "notebooks" / LABS[0].name
+    assert _lab_cell(chinese_lab) == _lab_cell(LABS[0])
+    folder = tmp_path / "clone" / "zh" / "notebooks"
+    folder.mkdir(parents=True)
+    (folder / "helpers.py").write_text("", encoding="utf-8")
+    sentence = install_cell.SHADOWED["zh"].format(origin=folder / "helpers.py")
+    assert _run_cell(_lab_cell(chinese_lab), folder)["error"] == f"ImportError: {sentence}"
+    assert "helpers.py" in sentence and "why-attention-helpers" in sentence and sentence.count("。") == 1
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "helpers.py").write_text("", encoding="utf-8")
+    by_session = _run_cell(_lab_cell(chinese_lab), content, JPY_SESSION_NAME=str(chinese_lab))
+    assert by_session["error"] == "ImportError: " + install_cell.SHADOWED["zh"].format(origin=content / "helpers.py")
+    by_variable = _run_cell(_lab_cell(chinese_lab), content, HELPERS_LANGUAGE="zh")
+    assert by_variable["error"] == by_session["error"]
+    assert _run_cell(_lab_cell(chinese_lab), content)["error"].endswith("run this cell again.")  # else English
+
+
+def test_the_install_cell_is_python_that_installs_only_what_is_missing(tmp_path: Path) -> None:
+    source = install_cell.install_cell_source([("helpers", "why-attention-helpers==9.9"), ("myst_nb", "myst-nb")])
+    pip = ['%pip install -q "why-attention-helpers==9.9" "myst-nb"']
+    assert _run_cell(source, tmp_path / "both")["pip"] == []  # both present: nothing to install
+    assert _run_cell(source, tmp_path / "fresh", installed=False)["pip"] == pip
+    lacking = source.replace('("myst_nb",)', '("no_such_module_here",)')
+    assert lacking != source and _run_cell(lacking, tmp_path / "lacking")["pip"] == pip
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "helpers.py").write_text("", encoding="utf-8")
+    assert _run_cell(source, own)["error"] == "ImportError: " + install_cell.SHADOWED["en"].format(
+        origin=own / "helpers.py")
 
 
 @pytest.mark.slow
@@ -208,7 +340,7 @@ def test_a_chapters_notebook_runs_top_to_bottom_where_the_package_is_installed()
 def test_the_install_cell_fetches_the_files_the_page_reads_only_where_they_are_missing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     quiz = ROOT / "book" / "quizzes" / "ch03.json"
-    source = nl.install_cell_source([("json", "unused")], {"../quizzes/ch03.json": quiz.as_uri()})
+    source = install_cell.install_cell_source([("json", "unused")], {"../quizzes/ch03.json": quiz.as_uri()})
     python = re.sub(r"(?m)^    %pip install .*$", "    raise AssertionError('json is there')", source)
     run = tmp_path / "content"
     run.mkdir()
@@ -224,7 +356,7 @@ def test_the_install_cell_fetches_the_files_the_page_reads_only_where_they_are_m
 def test_the_files_a_page_reads_are_found_relative_to_the_page_and_inside_the_repository() -> None:
     code = ('quiz("../quizzes/ch03.json")\nPath("../../benchmarks/results/attention_scaling.json")\n'
             'open("../../../etc/passwd")\nx = "not/a/file.json"\n%time y = 1\n')
-    found = nl.page_files(code, ROOT / "book" / "03-scaling", ROOT)
+    found = pn.page_files(code, ROOT / "book" / "03-scaling", ROOT)
     expected = {"../quizzes/ch03.json": "book/quizzes/ch03.json"}
     if (ROOT / "benchmarks" / "results" / "attention_scaling.json").is_file():
         expected["../../benchmarks/results/attention_scaling.json"] = "benchmarks/results/attention_scaling.json"
@@ -234,25 +366,25 @@ def test_the_files_a_page_reads_are_found_relative_to_the_page_and_inside_the_re
 def test_the_build_ref_is_the_tag_then_the_commit_then_the_branch(tmp_path: Path) -> None:
     tagged = {"GITHUB_REF_TYPE": "tag", "GITHUB_REF_NAME": "v1.2.0", "GITHUB_REF": "refs/tags/v1.2.0",
               "GITHUB_SHA": SHA}
-    assert nl.build_ref(tagged, ROOT, "main") == "v1.2.0"
-    assert nl.build_ref({"GITHUB_REF": "refs/tags/v1.3.0", "GITHUB_SHA": SHA}, ROOT, "main") == "v1.3.0"
-    assert nl.build_ref({"GITHUB_REF_TYPE": "branch", "GITHUB_REF_NAME": "main", "GITHUB_SHA": SHA}, ROOT,
+    assert pn.build_ref(tagged, ROOT, "main") == "v1.2.0"
+    assert pn.build_ref({"GITHUB_REF": "refs/tags/v1.3.0", "GITHUB_SHA": SHA}, ROOT, "main") == "v1.3.0"
+    assert pn.build_ref({"GITHUB_REF_TYPE": "branch", "GITHUB_REF_NAME": "main", "GITHUB_SHA": SHA}, ROOT,
                         "main") == SHA
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
     if head.returncode == 0:
         tag = subprocess.run(["git", "describe", "--tags", "--exact-match", "HEAD"], cwd=ROOT, capture_output=True,
                              text=True, check=False)
         expected = tag.stdout.strip() if tag.returncode == 0 else head.stdout.strip()
-        assert nl.build_ref({}, ROOT, "main") == expected and len(expected) >= 2
-    assert nl.build_ref({}, tmp_path, "trunk") == "trunk"  # not a git checkout
+        assert pn.build_ref({}, ROOT, "main") == expected and len(expected) >= 2
+    assert pn.build_ref({}, tmp_path, "trunk") == "trunk"  # not a git checkout
 
 
 def test_a_repository_url_that_colab_cannot_open_is_refused() -> None:
     for url in ("https://gitlab.com/a/b", "http://github.com/a/b", "https://github.com/a", "github.com/a/b"):
         with pytest.raises(ValueError, match="url"):
-            nl.Repository(url)
-    assert nl.Repository("https://github.com/Owner/Book.git/", "main").url == "https://github.com/Owner/Book"
-    assert nl.Repository("https://github.com/Owner/Book").pages_url == "https://owner.github.io/Book/"
+            pn.Repository(url)
+    assert pn.Repository("https://github.com/Owner/Book.git/", "main").url == "https://github.com/Owner/Book"
+    assert pn.Repository("https://github.com/Owner/Book").pages_url == "https://owner.github.io/Book/"
 
 
 # --- the labs' stored badge and install cell, and every other link to the repository ----------------------------
@@ -260,10 +392,10 @@ def test_a_repository_url_that_colab_cannot_open_is_refused() -> None:
 
 @pytest.mark.parametrize("lab", LABS, ids=[lab.stem for lab in LABS])
 def test_a_labs_stored_badge_and_install_cell_name_the_configured_repository(lab: Path) -> None:
-    problems = nl.lab_problems(lab, REPOSITORY, ROOT)
-    fix = "\n(after editing repository: in _config.yml, run python book/_ext/notebook_links.py --sync)"
+    problems = lab_sync.lab_problems(lab, REPOSITORY, ROOT)
+    fix = "\n(after editing repository: in _config.yml, run python book/_ext/lab_sync.py --sync)"
     assert problems == [], "\n".join(problems) + fix
-    assert nl.lab_problems(lab, FORK, ROOT), "the check accepts any repository"
+    assert lab_sync.lab_problems(lab, FORK, ROOT), "the check accepts any repository"
 
 
 def test_no_file_opens_or_installs_from_another_repository() -> None:
@@ -289,10 +421,10 @@ def test_sync_points_a_labs_badge_and_install_cell_at_another_repository_and_cha
     lab = tmp_path / "notebooks" / LABS[0].name
     lab.parent.mkdir()
     shutil.copy(LABS[0], lab)
-    assert nl.sync_lab(lab, REPOSITORY, tmp_path) is False
+    assert lab_sync.sync_lab(lab, REPOSITORY, tmp_path) is False
     assert lab.read_bytes() == LABS[0].read_bytes(), "a sync to the same repository rewrote the file"
-    assert nl.sync_lab(lab, FORK, tmp_path) is True
-    assert nl.lab_problems(lab, FORK, tmp_path) == []
+    assert lab_sync.sync_lab(lab, FORK, tmp_path) is True
+    assert lab_sync.lab_problems(lab, FORK, tmp_path) == []
     synced, stored = nbformat.read(lab, as_version=4), nbformat.read(LABS[0], as_version=4)
     assert [cell.source for cell in synced.cells[2:]] == [cell.source for cell in stored.cells[2:]]
     assert _names_repositories(lab.read_text(encoding="utf-8")) == {"a-fork/attention-book"}
@@ -340,19 +472,19 @@ def _site_notebook(site: Path, page: Path, href: str) -> Path:
     return site / unquote(target)
 
 
-def _check_page(site: Path, docname: str, book: nl.Book) -> nbformat.NotebookNode:
+def _check_page(site: Path, docname: str, book: pn.Book) -> nbformat.NotebookNode:
     """A page's Colab button and .ipynb download: both lead to its generated notebook, which is valid."""
     page = site / f"{docname}.html"
     assert page.is_file(), f"{docname}: no page"
     parsed = _links(page)
-    colab = [href for href, _ in parsed.links if href.startswith(nl.COLAB)]
+    colab = [href for href, _ in parsed.links if href.startswith(pn.COLAB)]
     assert colab and set(colab) == {book.colab(docname)}, f"{docname}: Colab links {colab}"
     in_menu = [href for href, classes in parsed.links if href == book.colab(docname) and "dropdown-item" in classes]
     assert in_menu, f"{docname}: no Colab launch button"
     downloads = [href for href, classes in parsed.links if "btn-download-notebook-button" in classes]
     assert len(downloads) == 1 and downloads[0].endswith(".ipynb"), f"{docname}: .ipynb downloads {downloads}"
     notebook_file = _site_notebook(site, page, downloads[0])
-    assert notebook_file == site / nl.NOTEBOOKS_DIR / f"{docname}.ipynb", downloads[0]
+    assert notebook_file == site / pn.NOTEBOOKS_DIR / f"{docname}.ipynb", downloads[0]
     # Colab opens the gh-pages branch, which holds the site at its root: the same file.
     assert site / book.colab(docname).split(f"/blob/{book.pages_branch}/", 1)[1] == notebook_file
     leftover = [href for href, _ in parsed.links if "_sources/" in href and href.endswith(".ipynb")]
@@ -384,8 +516,9 @@ def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) 
         "repository": {**CONFIG["repository"], "url": FORK.url, "branch": FORK.branch},
         "launch_buttons": CONFIG["launch_buttons"],
         "html": {key: value for key, value in CONFIG["html"].items() if key != "favicon"},
+        # The book's extensions but the site's build (sitebuild: its vendored scripts are not there).
         "sphinx": {"local_extensions": {name: str(ROOT / path) for name, path in
-                                        CONFIG["sphinx"]["local_extensions"].items()},
+                                        CONFIG["sphinx"]["local_extensions"].items() if name != "sitebuild"},
                    "config": {"notebook_links_from_index": CONFIG["sphinx"]["config"]["notebook_links_from_index"]}},
     }
     (book_dir / "_config.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -401,8 +534,8 @@ def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) 
     lab.cells = lab.cells[:3]
     lab.cells[0].source = re.sub(r"\{doc\}`[^`]*`", "{doc}`../book/ch/index`", lab.cells[0].source)
     nbformat.write(lab, book_dir / "notebooks" / LABS[0].name)
-    assert nl.lab_problems(book_dir / "notebooks" / LABS[0].name, FORK, book_dir), "the copied lab names the fork"
-    nl.main(["--sync", "--root", str(book_dir)])  # what a fork runs after editing _config.yml
+    assert lab_sync.lab_problems(book_dir / "notebooks" / LABS[0].name, FORK, book_dir), "the copied lab names the fork"
+    lab_sync.main(["--sync", "--root", str(book_dir)])  # what a fork runs after editing _config.yml
 
     env = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
     env["GITHUB_SHA"] = SHA
@@ -411,7 +544,7 @@ def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) 
                            capture_output=True, text=True, timeout=600, check=False)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     site = book_dir / "_build" / "html"
-    book = nl.Book(FORK, SHA)
+    book = pn.Book(FORK, SHA)
     for docname in ("book/ch/index", f"notebooks/{LABS[0].stem}"):
         notebook = _check_page(site, docname, book)
         assert f"why-attention-helpers @ git+{FORK.url}@{SHA}" in notebook.cells[1].source
@@ -419,7 +552,7 @@ def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) 
                      if path.is_file() and path.suffix in (".html", ".ipynb", ".md", ".txt", ".js"))
     assert _names_repositories(text) == {"a-fork/attention-book"}
     assert f"{REPOSITORY.owner}/{REPOSITORY.name}" not in text
-    assert not (site / nl.NOTEBOOKS_DIR / "book" / "intro.ipynb").exists(), "a page that does not run as a notebook"
+    assert not (site / pn.NOTEBOOKS_DIR / "book" / "intro.ipynb").exists(), "a page that does not run as a notebook"
     assert (site / ".nojekyll").is_file(), "GitHub Pages would hide _notebooks/ (and _static/)"
 
 
@@ -437,7 +570,7 @@ def built_site() -> Path:
 @pytest.mark.parametrize("docname", sorted(PAGES))
 def test_every_executable_page_offers_its_notebook_on_colab_and_as_a_download(built_site: Path,
                                                                             docname: str) -> None:
-    notebook = _check_page(built_site, docname, nl.Book(REPOSITORY, "unused"))
+    notebook = _check_page(built_site, docname, pn.Book(REPOSITORY, "unused"))
     assert _names_repositories(nbformat.writes(notebook)) == {f"{REPOSITORY.owner}/{REPOSITORY.name}"}
     raw = re.findall(r"https://raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/[^/\"]+/([^\"]+)", notebook.cells[1].source)
     assert [path for path in raw if not (ROOT / path).is_file()] == [], f"{docname}: fetches a file that is not there"
@@ -454,7 +587,7 @@ def test_every_executable_page_offers_its_notebook_on_colab_and_as_a_download(bu
 def test_the_sites_notebooks_install_the_package_at_one_ref(built_site: Path) -> None:
     refs = set()
     for docname in PAGES:
-        install = nbformat.read(built_site / nl.NOTEBOOKS_DIR / f"{docname}.ipynb", as_version=4).cells[1].source
+        install = nbformat.read(built_site / pn.NOTEBOOKS_DIR / f"{docname}.ipynb", as_version=4).cells[1].source
         found = re.findall(r'"why-attention-helpers (?:@ git\+' + re.escape(REPOSITORY.url) + r'@([^"]+)|==([^"]+))"',
                            install)
         assert len(found) == 1, f"{docname}: {install}"

@@ -172,7 +172,7 @@ def test_notebook_cache_is_restored_before_the_build_and_saved_before_the_tests(
     test_at, _ = _step(job, _runs("bash scripts/test.sh"))
     assert restore_at < build_at < save_at < test_at
     cached = restore["with"]["path"].splitlines()
-    assert cached == ["_build/.jupyter_cache", "_build/.helpers-hash"]
+    assert cached == ["_build/.jupyter_cache", "_build/.notebook-key"]
     assert save["with"]["path"].splitlines() == cached
     assert save["with"]["key"] == "${{ steps.%s.outputs.cache-primary-key }}" % restore["id"]
     assert save["if"] == "steps.%s.outputs.cache-hit != 'true'" % restore["id"]
@@ -180,17 +180,21 @@ def test_notebook_cache_is_restored_before_the_build_and_saved_before_the_tests(
 
 def test_notebook_cache_key_follows_the_rule_by_which_build_sh_empties_the_cache() -> None:
     build_sh = (ROOT / "scripts" / "build.sh").read_text()
-    # build.sh keeps the cache only while the hash of every .py file under src/helpers matches _build/.helpers-hash
-    assert "find src/helpers -name '*.py'" in build_sh and "_build/.helpers-hash" in build_sh
+    # build.sh keeps the cache only while scripts/cache_key.py's key matches _build/.notebook-key
+    assert "notebook_key=$(python scripts/cache_key.py)" in build_sh and "_build/.notebook-key" in build_sh
     assert "rm -rf _build/.jupyter_cache" in build_sh
-    restore = _step(_load()["jobs"]["build"], _uses("actions/cache/restore"))[1]
+    job = _load()["jobs"]["build"]
+    key_at, key_step = _step(job, _runs('echo "key=$(python scripts/cache_key.py)" >> "$GITHUB_OUTPUT"'))
+    restore_at, restore = _step(job, _uses("actions/cache/restore"))
+    assert key_at < restore_at  # the same script, before the cache is restored
     key, restore_keys = restore["with"]["key"], restore["with"]["restore-keys"].splitlines()
-    helpers = "${{ hashFiles('src/helpers/**/*.py') }}"
-    pages = "${{ hashFiles('book/**', 'notebooks/**', '_config.yml', '_toc.yml') }}"
-    assert key.endswith(f"{helpers}-{pages}"), key
-    # the fallback is the same helpers with other pages: a cache that build.sh would empty is never fetched
+    notebooks = "${{ steps.%s.outputs.key }}" % key_step["id"]
+    pages = "${{ hashFiles('book/**', '!book/_ext/**', 'notebooks/**', '_config.yml', '_toc.yml') }}"
+    assert key.endswith(f"{notebooks}-{pages}"), key
+    # the fallback is the same key with other pages: a cache that build.sh would empty is never fetched
     assert restore_keys == [key.removesuffix(pages)], restore_keys
-    assert restore_keys[0].endswith(f"{helpers}-")
+    assert restore_keys[0].endswith(f"{notebooks}-")
+    assert "src/helpers" not in key  # no second rule of what the notebooks run: scripts/cache_key.py's
 
 
 def test_tested_site_is_what_the_publishing_jobs_receive() -> None:

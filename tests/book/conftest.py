@@ -1,9 +1,9 @@
 """The built book, served locally, and headless Chromium: shared by the build and browser tests.
 
 The book is built once per test session by ``scripts/build.sh``, the build step of the README's
-``scripts/build-book.sh`` (``python -m helpers.site_vendor _build/html``, then
-``jupyter-book build . -W -n --keep-going``), the first time a test asks for it; every later test of
-the session reuses that build.
+``scripts/build-book.sh`` (``python -m sitebuild.vendor _build/html``, the site's build in
+``book/_ext/sitebuild``, then ``jupyter-book build . -W -n --keep-going``), the first time a test
+asks for it; every later test of the session reuses that build.
 Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
 terminal summary.
 """
@@ -16,6 +16,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))  # the site's build (sitebuild) and the book's other extensions
 HTML = ROOT / "_build" / "html"
 ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
        "PYDEVD_DISABLE_FILE_VALIDATION": "1"}

@@ -17,7 +17,7 @@ import pytest
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 # Console errors allowed explicitly (a message's start): none. (The theme's "Got invalid theme
-# mode" on a first visit is gone: helpers.site_assets gives the theme its default mode, "auto".)
+# mode" on a first visit is gone: sitebuild.extension gives the theme its default mode, "auto".)
 ALLOWED_CONSOLE_ERRORS: tuple[str, ...] = ()
 WAIT_MS = 20_000
 

@@ -11,8 +11,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-from helpers.site_vendor import MANIFEST, NPM_PACKAGES, check_vendor
-from helpers.viz.renderer import FIGURE_MARKER
+from helpers.viz.site import FIGURE_MARKER
+from sitebuild.npm import NPM_PACKAGES
+from sitebuild.paths import MANIFEST
+from sitebuild.vendor import check_vendor
 
 pytestmark = pytest.mark.book
 

@@ -18,11 +18,12 @@ import pytest
 from test_browser import evaluate_settled
 from test_build import resources
 
-from helpers.site_assets import figure_trace_types, fontawesome_icons, slim_page
-from helpers.site_bundles import PLOTLY_TRACE_TYPES
-from helpers.site_math import MATH_STYLE_ID, page_has_math, prerender_math
-from helpers.site_vendor import THEME_FONTS, subset_theme_fonts, vendored_icons
-from helpers.viz.renderer import FIGURE_MARKER
+from helpers.viz.site import FIGURE_MARKER
+from sitebuild.bundles import PLOTLY_TRACE_TYPES
+from sitebuild.fonts import THEME_FONTS, subset_theme_fonts
+from sitebuild.icons import vendored_icons
+from sitebuild.pages import figure_trace_types, fontawesome_icons, slim_page
+from sitebuild.typeset import MATH_STYLE_ID, page_has_math, prerender_math
 
 FIRST_VISIT_BUDGET = 3_000_000
 """Bytes (uncompressed) that a chapter page may fetch on a first visit, itself included."""
@@ -128,7 +129,7 @@ def test_chapter_pages_are_recognised() -> None:
 @pytest.mark.browser
 def test_a_chapter_pages_first_visit_transfers_at_most_3_mb(first_visits: dict[str, FirstVisit]) -> None:
     """Issue 16's budget. Measured 2026-11-30: the heaviest chapter pages are 6.5 (2.82 MB: the page
-    0.78 MB, plotly.js 1.21 MB, built for the site by helpers.site_bundles) and chapter 4 (2.78 MB,
+    0.78 MB, plotly.js 1.21 MB, built for the site by sitebuild.bundles) and chapter 4 (2.78 MB,
     with BertViz's RequireJS, jQuery and d3, 0.20 MB); the theme's scripts, styles and cut-down
     icon fonts are about 0.8 MB of every page."""
     chapters = {name: visit.bytes for name, visit in first_visits.items() if is_chapter_page(name)}
@@ -289,7 +290,7 @@ def test_every_icon_of_every_page_is_drawn(first_visits: dict[str, FirstVisit], 
 def test_the_icon_fonts_are_cut_down_and_hold_every_character_the_pages_draw_with_them(
         first_visits: dict[str, FirstVisit], site: Any) -> None:
     """The theme's Font Awesome webfonts are served cut down to the site's icons
-    (``helpers.site_vendor.subset_theme_fonts``); every character a page draws with one of them
+    (``sitebuild.fonts.subset_theme_fonts``); every character a page draws with one of them
     (its pseudo-elements, read in the browser) is in the font it is drawn with."""
     from fontTools.ttLib import TTFont
 
@@ -384,7 +385,7 @@ def test_sphinx_design_is_loaded_only_by_pages_with_its_components() -> None:
 
 
 class FakeMathJax:
-    """Stands for :class:`helpers.site_math.MathRenderer` (no Node.js): "typesets" TeX as <m>."""
+    """Stands for :class:`sitebuild.typeset.MathRenderer` (no Node.js): "typesets" TeX as <m>."""
 
     def __init__(self) -> None:
         self.calls: list[list[tuple[str, bool]]] = []
@@ -452,7 +453,7 @@ def test_a_theme_icon_font_is_cut_to_the_icons_and_the_characters_the_stylesheet
 
 
 def test_an_icon_pack_is_cut_down_to_the_icons_asked_for() -> None:
-    from helpers.site_vendor import _icon_pack
+    from sitebuild.icons import _icon_pack
 
     pack = ('/*! licence */\n(function () {\n  var icons = {\n'
             '    "bars": [448, 512, ["navicon"], "f0c9", "M0 96z"],\n'
@@ -468,7 +469,7 @@ def test_an_icon_pack_is_cut_down_to_the_icons_asked_for() -> None:
 
 
 def test_mathjax_markup_loses_only_what_the_browser_does_not_need() -> None:
-    from helpers.site_math import _compact
+    from sitebuild.typeset import _compact
 
     markup = ('<mjx-container class="MathJax" jax="CHTML" style="position: relative;"><mjx-math class=" MJX-TEX" '
               'aria-hidden="true"><mjx-mi class="mjx-i"><mjx-c class="mjx-c1D451 TEX-I"></mjx-c></mjx-mi></mjx-math>'

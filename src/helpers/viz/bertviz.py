@@ -4,7 +4,7 @@ BertViz (Vig, 2019, "A Multiscale Visualization of Attention in the Transformer 
 every head's attention as lines between tokens. Its HTML loads RequireJS, d3 5.7.0 and jQuery
 2.0.0 from cdnjs; on the book's site, which may be read offline or where CDNs are blocked, the
 wrappers here rewrite those to the copies the site serves itself (``_static/vendor/``, put there
-by :mod:`helpers.site_vendor`; jQuery 2.2.4, the closest 2.x on npm). In a live kernel
+by the site build, ``book/_ext/sitebuild``; jQuery 2.2.4, the closest 2.x on npm). In a live kernel
 (JupyterLab, Colab) they keep BertViz's CDN URLs, which work there, but load RequireJS
 *before* running BertViz's code, which fixes BertViz's "require is not defined" on the first
 run in JupyterLab 4. Text is drawn in the page's text colour, so the views read in dark mode.
@@ -29,7 +29,7 @@ import torch
 from IPython.display import HTML
 
 from .renderer import PANEL_STYLE
-from .site import VENDOR_DIR, building_book
+from .site import D3_PATH, JQUERY_PATH, REQUIRE_JS_PATH, building_book
 
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the tqdm bar is a widget: keep it off the pages
 
@@ -38,8 +38,7 @@ __all__ = ["load_attention_model", "sentence_attention", "head_view", "model_vie
 _CDN = {"require": "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js",
         "d3": "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min",
         "jquery": "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min"}
-_SITE = {"require": f"{VENDOR_DIR}/requirejs/require.js", "d3": f"{VENDOR_DIR}/d3/d3.min",
-         "jquery": f"{VENDOR_DIR}/jquery/jquery.min"}
+_SITE = {"require": REQUIRE_JS_PATH, "d3": D3_PATH, "jquery": JQUERY_PATH}
 BERTVIZ_MARKER = "book-bertviz"
 
 _STYLE = """<style>

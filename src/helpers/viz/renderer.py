@@ -9,8 +9,8 @@ renderer registered here emits, for every figure,
   Plotly extensions draw live (they rank it above ``text/html``);
 - ``text/html``: a ``<div>`` and a short script that calls ``Plotly.newPlot``. It relies on
   ``window.Plotly`` being loaded *once per page* from the site itself
-  (``_static/vendor/plotly/plotly.min.js``, added to the head of every page that holds a figure
-  by the Sphinx extension :mod:`helpers.site_assets`). No plotly.js, no MathJax, no CDN URL in
+  (:data:`helpers.viz.site.PLOTLY_JS_PATH`, added to the head of every page that holds a figure
+  by the book's Sphinx extension, ``book/_ext/sitebuild``). No plotly.js, no MathJax, no CDN URL in
   the figure. The script also themes the figure for the site's light or dark mode and follows
   the reader's switch between them;
 - ``text/plain``: a one-line description for consoles.
@@ -52,19 +52,13 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-from .site import building_book
+from .site import FIGURE_MARKER, PLOTLY_JS_PATH, building_book
 from .style import TEMPLATE_NAME, theme_patch
 
 __all__ = ["PLOTLY_JS_PATH", "FIGURE_MARKER", "BookRenderer", "figure_html", "describe_figure", "mime_bundle",
            "CaptionedFigure", "captioned", "in_colab", "in_notebook", "setup_book"]
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
-PLOTLY_JS_PATH = "_static/vendor/plotly/plotly.min.js"
-"""Where the site serves plotly.js, relative to the site's root."""
-
-FIGURE_MARKER = "book-plotly-figure"
-"""CSS class of every figure's ``<div>``; the Sphinx extension looks for it to load plotly.js."""
-
 PANEL_STYLE = ("<style>html[data-theme=dark] .bd-content div.cell_output .text_html:has(.book-plotly, .book-bertviz)"
                "{background-color:transparent!important;color:inherit!important;padding:0!important}</style>")
 """Undoes, for the book's figures, the light panel the theme puts behind HTML outputs in dark mode."""

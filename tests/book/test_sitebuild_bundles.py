@@ -1,4 +1,4 @@
-"""helpers.site_bundles: the site's d3 bundle holds every d3 function BertViz's scripts call and
+"""sitebuild.bundles (book/_ext/sitebuild): the site's d3 bundle holds every d3 function BertViz's scripts call and
 works as RequireJS loads it (run in Node.js); licences are read from the packages esbuild bundled,
 and a package under a licence outside the allowed set stops the build."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import site_bundles
-from helpers.site_bundles import D3_BUNDLE, PLOTLY_BUNDLE, TOOLS, vendor_bundle
+from sitebuild import bundles as site_bundles
+from sitebuild.bundles import D3_BUNDLE, PLOTLY_BUNDLE, TOOLS, vendor_bundle
 
 NODE = shutil.which("node")
 

@@ -24,7 +24,7 @@ neither npm nor esbuild. Every npm package that ends up in a bundle is listed, w
 text, in ``THIRD-PARTY-LICENSES.txt`` next to it; a package under a licence outside
 :data:`ALLOWED_LICENCES` stops the build.
 
-:func:`helpers.site_vendor.vendor_site_assets` calls :func:`vendor_bundle` for each of
+:func:`sitebuild.vendor.vendor_site_assets` calls :func:`vendor_bundle` for each of
 :data:`BUNDLES`.
 """
 
@@ -41,7 +41,7 @@ from typing import Any
 __all__ = ["ALLOWED_LICENCES", "BUNDLES", "D3_BUNDLE", "EsbuildBundle", "PLOTLY_BUNDLE", "PLOTLY_JS_VERSION",
            "PLOTLY_TRACE_TYPES", "TOOLS", "check_plotly_version", "plotly_js_version", "vendor_bundle"]
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools" / "site-bundles"
+TOOLS = Path(__file__).resolve().parents[3] / "tools" / "site-bundles"
 """The npm project of the bundles (``package.json``, ``package-lock.json`` and the entries), in the
 repository (the book is built from a checkout)."""
 
@@ -146,7 +146,7 @@ def _licences(tools: Path, metafile: Path) -> tuple[str, list[str]]:
         licence = meta.get("license", "")
         if licence not in ALLOWED_LICENCES:
             raise RuntimeError(f"{name}@{meta['version']} is bundled but its licence is {licence!r}, not one of "
-                               f"{sorted(ALLOWED_LICENCES)} (helpers.site_bundles.ALLOWED_LICENCES)")
+                               f"{sorted(ALLOWED_LICENCES)} (sitebuild.bundles.ALLOWED_LICENCES)")
         texts = sorted(p for p in root.iterdir() if p.is_file() and p.name.upper().startswith(("LICENSE", "LICENCE")))
         if texts:
             body = "\n".join(p.read_text(encoding="utf-8", errors="replace").strip() for p in texts)
@@ -191,7 +191,7 @@ def vendor_bundle(bundle: EsbuildBundle, vendor: Path, cache: Path, tools: Path 
         tools: The npm project (:data:`TOOLS`).
 
     Raises:
-        RuntimeError: If ``tools`` is missing (an installed package, not a checkout), npm or
+        RuntimeError: If ``tools`` is missing (not a checkout of the repository), npm or
             esbuild fails, or a bundled package's licence is not in :data:`ALLOWED_LICENCES`.
     """
     if not (tools / "package-lock.json").is_file():
@@ -235,6 +235,6 @@ def check_plotly_version() -> None:
     pinned = json.loads((TOOLS / "package.json").read_text())["dependencies"]["plotly.js"]
     if installed != PLOTLY_JS_VERSION or pinned != PLOTLY_JS_VERSION:
         raise RuntimeError(
-            f"the installed plotly package targets plotly.js {installed}, helpers.site_bundles.PLOTLY_JS_VERSION "
+            f"the installed plotly package targets plotly.js {installed}, sitebuild.bundles.PLOTLY_JS_VERSION "
             f"is {PLOTLY_JS_VERSION} and tools/site-bundles pins {pinned}: make all three agree (pin "
             f"plotly.js@{installed} in tools/site-bundles/package.json and run `npm install` there)")

@@ -1,13 +1,13 @@
 """Math typeset when the book is built, so that a page with math needs no MathJax (1.2 MB) in the
 browser.
 
-MathJax (the site's copy, :mod:`helpers.site_vendor`) runs in Node.js (:class:`MathRenderer`)
+MathJax (the site's copy, :mod:`sitebuild.vendor`) runs in Node.js (:class:`MathRenderer`)
 and :func:`prerender_math` writes into each page the markup it would write in the browser (CHTML,
 with hidden MathML for screen readers) and the CSS of the characters used (about 10 kB), for
 Sphinx's math and for the formulas of the chapters' quizzes (jupyterquiz's question data).
 MathJax is loaded only by a page that has math left to typeset (no Node.js at build time, or
 math written some other way) or embedded widgets (their labels): :func:`page_has_math` tells.
-:class:`helpers.site_assets.PageTemplates` calls all this for every page.
+:class:`sitebuild.templates.PageTemplates` calls all this for every page.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class MathRenderer:
         if node is None:
             raise RuntimeError("Node.js (`node`) is needed to typeset math at build time")
         if not (folder / "node-main.js").is_file():
-            raise RuntimeError(f"{folder} has no node-main.js: run `python -m helpers.site_vendor`")
+            raise RuntimeError(f"{folder} has no node-main.js: run `PYTHONPATH=book/_ext python -m sitebuild.vendor`")
         tex = {"packages": {"[+]": ["ams"]}, **(tex or {})}
         env = {**os.environ, "BOOK_MATHJAX": json.dumps({"dir": str(folder), "tex": tex})}
         self._process = subprocess.Popen([node, "-e", _MATHJAX_WORKER], stdin=subprocess.PIPE,

@@ -1,0 +1,171 @@
+"""The first code cell of every notebook a reader runs: it installs the book's helper package where
+it is missing, and says so when a file of the reader's own hides it.
+
+Whether the package is there is asked of the installed distribution, ``why-attention-helpers``
+(``importlib.metadata``), not of ``import helpers``: on Colab, a student's own ``helpers.py`` in
+the working folder (a common name) would pass that test, skip the install, and fail much later
+inside a lab with an ``AttributeError``. The cell installs the distribution when it is missing,
+then checks that ``import helpers`` finds the package rather than a ``helpers.py`` (or a
+``helpers/`` package) in the working folder; if it does not, it stops with one sentence that
+names the file and says what to do, in the lab's language: a lab of the Chinese edition has the
+same code (``zh/TRANSLATING.md``), so the cell picks its language as the checkers do
+(:func:`helpers.exercises.messages.get_language`: ``HELPERS_LANGUAGE``, else the notebook's path
+or the kernel's folder under ``zh/notebooks`` or ``zh/book``), without importing the package it
+is checking.
+
+Two cells are written here: the labs' stored one (:func:`lab_install_cell`, checked and rewritten
+by :mod:`lab_sync`) and the one that opens each notebook of the site (:func:`install_cell_source`,
+written by :mod:`notebook_links`), which also installs what else the page imports and fetches the
+repository's files it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+__all__ = ["IMPORT_NAME", "PACKAGE", "SHADOWED", "install_cell_source", "lab_install_cell"]
+
+PACKAGE = "why-attention-helpers"
+"""The helper package's distribution name (on the package index, and in pyproject.toml)."""
+IMPORT_NAME = "helpers"
+"""The name it is imported by."""
+
+_SHADOWED_LINES = {
+    "en": ("{origin} is a file of your own with the name of the book's helper package, ",
+           "so `import helpers` would load it instead of why-attention-helpers: rename it ",
+           "or move it out of this folder, then restart the kernel and run this cell again."),
+    "zh": ("{origin} 是你自己的文件，与本书的辅助包同名，",
+           "`import helpers` 会导入它而不是 why-attention-helpers：",
+           "请把它改名或移出这个文件夹，然后重启内核，再运行本单元格。"),
+}
+SHADOWED = {language: "".join(lines) for language, lines in _SHADOWED_LINES.items()}
+"""The sentence the cell stops with when a local ``helpers.py`` or ``helpers/`` hides the package, by
+language (``{origin}``: the file's path)."""
+
+_HEADER = (
+    "# Installs the book's helper package where it is missing (on Colab, say). It asks for the installed\n"
+    "# distribution, why-attention-helpers, not for `import helpers`, which a file of your own named\n"
+    "# helpers.py would pass; and it stops, saying so, if such a file hides the package.\n"
+)
+
+_IMPORTS = "import importlib.metadata\nimport importlib.util\nimport os\n"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a double-quoted Python string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _shadow_check() -> str:
+    """The cell's check that ``import helpers`` finds the package, not a file in the working folder."""
+    messages = "".join(f'        "{language}": (' + f"\n{' ' * 15}".join(_literal(line) for line in lines) + "),\n"
+                       for language, lines in _SHADOWED_LINES.items())
+    return (
+        "\n"
+        "found = importlib.util.find_spec(\"helpers\")\n"
+        "origin = os.path.abspath(found.origin) if found is not None and found.origin else \"\"\n"
+        "if origin in (os.path.abspath(\"helpers.py\"), os.path.abspath(os.path.join(\"helpers\", \"__init__.py\"))):\n"
+        "    # In the lab's language, chosen as the book's checkers choose it (the package cannot be asked).\n"
+        "    where = [os.environ.get(\"JPY_SESSION_NAME\", \"\"), os.getcwd()]\n"
+        "    chinese = any(f\"/zh/{folder}/\" in \"/\" + path.replace(os.sep, \"/\") + \"/\"\n"
+        "                  for path in where for folder in (\"notebooks\", \"book\"))\n"
+        "    language = os.environ.get(\"HELPERS_LANGUAGE\") or (\"zh\" if chinese else \"en\")\n"
+        "    messages = {\n"
+        f"{messages}"
+        "    }\n"
+        "    raise ImportError(messages.get(language, messages[\"en\"]).format(origin=origin))\n"
+    )
+
+
+def lab_install_cell(requirement: str) -> str:
+    """The first code cell of a lab, as the lab stores it (both editions: the same code).
+
+    Args:
+        requirement: The pip requirement of the helper package, e.g.
+            ``"why-attention-helpers @ git+https://github.com/<owner>/<name>"``.
+
+    Returns:
+        The cell's source: a ``%pip install`` when the distribution is missing, the check that no
+        file of the working folder hides it (:data:`SHADOWED`), then ``import helpers``.
+
+    Raises:
+        ValueError: If ``requirement`` does not name the distribution :data:`PACKAGE`.
+    """
+    if not isinstance(requirement, str) or not requirement.startswith(PACKAGE):
+        raise ValueError(f"requirement must be a pip requirement of {PACKAGE}, got {requirement!r}")
+    return (
+        _HEADER + _IMPORTS + "\n"
+        "try:\n"
+        f"    importlib.metadata.version(\"{PACKAGE}\")\n"
+        "except importlib.metadata.PackageNotFoundError:\n"
+        f"    %pip install -q \"{requirement}\"\n"
+        "    importlib.invalidate_caches()\n"
+        + _shadow_check() + "\n"
+        f"import {IMPORT_NAME}"
+    )
+
+
+def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, str] | None = None) -> str:
+    """The first code cell of a generated notebook: installs what is missing, nothing else.
+
+    Args:
+        needs: ``(module, requirement)`` pairs from :func:`page_notebooks.page_requirements`; the helper
+            package (module :data:`IMPORT_NAME`) is asked of its installed distribution, the others
+            by ``importlib.util.find_spec``.
+        files: ``{relative path: URL}`` of the files the page reads, fetched where they are missing.
+
+    Returns:
+        The cell's source (one ``%pip install`` of every requirement when something is missing;
+        with the helper package, the check that no file of the working folder hides it; then the
+        download of each missing file).
+
+    Raises:
+        ValueError: If ``needs`` is empty.
+    """
+    if not needs:
+        raise ValueError("needs must name at least the helper package, got nothing")
+    others = [module for module, _ in needs if module != IMPORT_NAME]
+    modules = ", ".join(f'"{module}"' for module in others) + ("," if len(others) == 1 else "")
+    requirements = " ".join(f'"{requirement}"' for _, requirement in needs)
+    missing = f"[module for module in ({modules}) if importlib.util.find_spec(module) is None]"
+    with_package = len(others) < len(needs)
+    source = (
+        "# Installs what this notebook needs where it is missing (on Colab, say): the book's helper\n"
+        "# package at the version of the book this notebook comes from, and what the page uses besides.\n"
+    )
+    if with_package:
+        source += (
+            "# The package is asked of its installed distribution, why-attention-helpers, not of `import\n"
+            "# helpers`, which a file of your own named helpers.py would pass; the cell stops, saying so, if\n"
+            "# such a file hides the package.\n"
+            + _IMPORTS + "\n"
+            "try:\n"
+            f"    importlib.metadata.version(\"{PACKAGE}\")\n"
+            f"    missing = {missing}\n"
+            "except importlib.metadata.PackageNotFoundError:\n"
+            f"    missing = [\"{IMPORT_NAME}\"]\n"
+        )
+    else:
+        source += "import importlib.util\n\n" f"missing = {missing}\n"
+    source += (
+        "if missing:\n"
+        f"    %pip install -q {requirements}\n"
+        "    importlib.invalidate_caches()\n"
+    )
+    if with_package:
+        source += _shadow_check()
+    if files:
+        listed = "".join(f'    "{path}": "{url}",\n' for path, url in files.items())
+        source += (
+            "\n"
+            "# The files the page reads, from the repository at the same version.\n"
+            "import os\n"
+            "import urllib.request\n"
+            "\n"
+            f"files = {{\n{listed}}}\n"
+            "for path, url in files.items():\n"
+            "    if not os.path.exists(path):\n"
+            "        os.makedirs(os.path.dirname(path) or \".\", exist_ok=True)\n"
+            "        urllib.request.urlretrieve(url, path)\n"
+        )
+    return source
