@@ -56,77 +56,21 @@ concern a module, by
 Their public names are importable from here too (``import editions; editions.check()``).
 """
 
-
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+import editions_drift
+import editions_records
 import editions_switch
 import editions_zh
-from editions_drift import (
-    Drift,
-    block_changes,
-    check,
-    code_cells,
-    code_differences,
-    copied_paragraphs,
-    directive_differences,
-    english_revision,
-    in_chinese_folder,
-    main,
-    source_directives,
-    start,
-    sync_code,
-    update,
-)
-from editions_records import (
-    RECORD_KEY,
-    ROOT,
-    SOURCE_SUFFIXES,
-    UNTRANSLATED_FILE,
-    ZH,
-    Block,
-    caption_blocks,
-    current_record,
-    english_pages,
-    file_blocks,
-    markdown_blocks,
-    quiz_blocks,
-    quiz_sources,
-    read_record,
-    source_path,
-    sources_of,
-    split_front_matter,
-    toc_docnames,
-    untranslated,
-    write_record,
-    zh_path,
-)
-from editions_switch import GENERATED_PAGES, edition_of, localise_verdicts, switch_target
-from editions_zh import (
-    GLUE_TEXT_KEY,
-    QUIZ_STRINGS,
-    EditionStatus,
-    FigureText,
-    edition_status,
-    figure_text,
-    status_sentences,
-    translate_figure,
-    translate_glued,
-    translate_quiz,
-)
+from editions_drift import *  # noqa: F403 (each part's public names, importable from here)
+from editions_records import *  # noqa: F403
+from editions_switch import *  # noqa: F403
+from editions_zh import *  # noqa: F403
 
-__all__ = [
-    "ROOT", "ZH", "UNTRANSLATED_FILE", "RECORD_KEY", "SOURCE_SUFFIXES", "GENERATED_PAGES", "GLUE_TEXT_KEY",
-    "QUIZ_STRINGS", "Block", "Drift", "EditionStatus", "FigureText", "edition_status", "figure_text",
-    "toc_docnames", "source_path", "english_pages", "untranslated", "zh_path", "split_front_matter",
-    "caption_blocks", "markdown_blocks", "quiz_blocks", "file_blocks", "quiz_sources", "sources_of",
-    "read_record", "write_record", "current_record", "block_changes", "code_cells", "code_differences",
-    "in_chinese_folder", "source_directives", "directive_differences", "check", "copied_paragraphs",
-    "sync_code", "update", "start", "english_revision", "edition_of", "switch_target", "localise_verdicts",
-    "translate_figure", "translate_glued", "translate_quiz", "status_sentences", "main", "setup",
-]
+__all__ = [*editions_records.__all__, *editions_drift.__all__, *editions_switch.__all__, *editions_zh.__all__, "setup"]
 
 
 def setup(app: Any) -> dict[str, Any]:
@@ -137,4 +81,4 @@ def setup(app: Any) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(editions_drift.main())

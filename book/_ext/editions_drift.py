@@ -43,6 +43,23 @@ from editions_records import (
     zh_path,
 )
 
+__all__ = [
+    "Drift",
+    "block_changes",
+    "check",
+    "code_cells",
+    "code_differences",
+    "copied_paragraphs",
+    "directive_differences",
+    "english_revision",
+    "in_chinese_folder",
+    "main",
+    "source_directives",
+    "start",
+    "sync_code",
+    "update",
+]
+
 # --- the drift check --------------------------------------------------------------------------------
 
 

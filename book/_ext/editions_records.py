@@ -18,6 +18,30 @@ from pathlib import Path
 
 import yaml
 
+__all__ = [
+    "RECORD_KEY",
+    "ROOT",
+    "SOURCE_SUFFIXES",
+    "UNTRANSLATED_FILE",
+    "ZH",
+    "Block",
+    "caption_blocks",
+    "current_record",
+    "english_pages",
+    "file_blocks",
+    "markdown_blocks",
+    "quiz_blocks",
+    "quiz_sources",
+    "read_record",
+    "source_path",
+    "sources_of",
+    "split_front_matter",
+    "toc_docnames",
+    "untranslated",
+    "write_record",
+    "zh_path",
+]
+
 ROOT = Path(__file__).resolve().parents[2]
 """The repository: the English edition's source folder."""
 ZH = "zh"

@@ -20,6 +20,13 @@ from typing import Any
 from docutils import nodes
 from editions_records import ZH, toc_docnames
 
+__all__ = [
+    "GENERATED_PAGES",
+    "edition_of",
+    "localise_verdicts",
+    "switch_target",
+]
+
 GENERATED_PAGES = ("genindex", "search", "py-modindex")
 """Pages Sphinx writes in both editions without a source file (the module index: both editions document modules)."""
 _EDITIONS = {"en": {"text": "English", "hreflang": "en", "title": "Read this page in English"},

@@ -22,6 +22,19 @@ from editions_drift import Drift, check, code_differences, english_revision
 from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
 from editions_switch import edition_of, english_inventory, english_root, raw_outputs, set_raw
 
+__all__ = [
+    "GLUE_TEXT_KEY",
+    "QUIZ_STRINGS",
+    "EditionStatus",
+    "FigureText",
+    "edition_status",
+    "figure_text",
+    "status_sentences",
+    "translate_figure",
+    "translate_glued",
+    "translate_quiz",
+]
+
 
 def _execute_in_english_folders(srcdir: Path) -> None:
     """Chinese edition: a notebook the cache lacks runs in its English page's folder.
