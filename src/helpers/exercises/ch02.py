@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from typing import Any, Callable
 
@@ -71,6 +73,16 @@ def _in_every_language(verdict: CheckResult) -> dict[str, str]:
     sentence around it supplies."""
     return {language: verdict.in_language(language).message.rstrip("" if language == LANGUAGES[0] else "。")
             for language in LANGUAGES}
+
+
+@contextmanager
+def _quoting_failure(key: str, language: str | None) -> Iterator[None]:
+    """Inside: a rejected answer becomes the verdict ``key``, whose field ``failure`` quotes the
+    rejection (a second call of the reader's function failed where the first one worked)."""
+    try:
+        yield
+    except Rejected as rejected:
+        raise Rejected(CheckResult.of(False, key, language, failure=_in_every_language(rejected.verdict))) from None
 
 
 _DOT = (dot_scores, scaled_dot_scores)
@@ -129,10 +141,8 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
         if allclose(result, mixed) or allclose(result, query @ key.flip(1).transpose(-2, -1)):
             return CheckResult.of(False, "ch02.dot.batch_mixed", language)
         return CheckResult.of(False, "ch02.dot.values", language, error=_max_error(result, expected))
-    try:
+    with _quoting_failure("ch02.dot.matrices_failed", language):
         result2 = call_without_package(fn, q2, k2, disabled=_DOT, language=language)
-    except Rejected as rejected:
-        return CheckResult.of(False, "ch02.dot.matrices_failed", language, failure=_in_every_language(rejected.verdict))
     result2 = as_tensor(result2, _SCORES, language)
     if not allclose(result2, expected2):
         return CheckResult.of(False, "ch02.dot.matrices_wrong", language, shape=tuple(result2.shape))
@@ -309,10 +319,8 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
         return CheckResult.of(False, "ch02.cosine.squared_norms", language)
     if not allclose(result, expected):
         return CheckResult.of(False, "ch02.cosine.values", language, error=_max_error(result, expected))
-    try:
+    with _quoting_failure("ch02.cosine.zero_failed", language):
         result_zero = call_without_package(fn, zero_query, key, disabled=_COSINE, language=language)
-    except Rejected as rejected:
-        return CheckResult.of(False, "ch02.cosine.zero_failed", language, failure=_in_every_language(rejected.verdict))
     result_zero = as_tensor(result_zero, _SCORES, language)
     if not torch.isfinite(result_zero).all():
         return CheckResult.of(False, "ch02.cosine.nan", language)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -19,22 +19,18 @@ from torch import Tensor
 from . import CheckResult
 from .guard import PackageCallError, delegation_verdict, package_disabled, public_name
 
-_P = ParamSpec("_P")
-
 
 class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
-    """A wrong answer met inside a checker: carries the verdict, which :func:`checker` returns.
+    """A wrong answer met inside a checker: ``Rejected(verdict)`` carries the failed
+    :class:`~helpers.exercises.CheckResult` that explains what is wrong, which :func:`checker` returns."""
 
-    Args:
-        verdict: The failed :class:`~helpers.exercises.CheckResult` that explains what is wrong.
-    """
-
-    def __init__(self, verdict: CheckResult) -> None:
-        super().__init__(verdict.message)
-        self.verdict = verdict
+    @property
+    def verdict(self) -> CheckResult:
+        """The verdict this rejection carries."""
+        return self.args[0]
 
 
-def checker(fn: Callable[_P, CheckResult]) -> Callable[_P, CheckResult]:
+def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
     """Decorator of a public checker: a :class:`Rejected` raised inside it becomes its verdict.
 
     Args:
@@ -44,7 +40,7 @@ def checker(fn: Callable[_P, CheckResult]) -> Callable[_P, CheckResult]:
         The checker, returning the verdict a :class:`Rejected` carries instead of raising it.
     """
     @functools.wraps(fn)
-    def checked(*args: _P.args, **kwargs: _P.kwargs) -> CheckResult:
+    def checked(*args: Any, **kwargs: Any) -> CheckResult:
         try:
             return fn(*args, **kwargs)
         except Rejected as rejected:
