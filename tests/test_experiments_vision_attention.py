@@ -1,10 +1,10 @@
-"""Tests of helpers.experiments.vision_attention and helpers.tasks.cued_object_images (chapter 5.4)."""
+"""Tests of helpers.experiments.vision_attention and helpers.vision_tasks.cued_object_images (chapter 5.4)."""
 
 import torch
 
 from helpers.experiments import vision_attention as va
-from helpers.tasks import cued_object_images
 from helpers.vision import TinyCNN
+from helpers.vision_tasks import cued_object_images
 
 
 def test_matched_width_brings_the_parameter_counts_within_five_percent():

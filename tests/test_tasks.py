@@ -1,4 +1,4 @@
-"""Tests of helpers.tasks: determinism, shapes, and labels checked by brute force."""
+"""Tests of helpers.tasks and helpers.vision_tasks: determinism, shapes, and labels checked by brute force."""
 
 import pytest
 import torch
@@ -6,13 +6,12 @@ import torch
 from helpers.tasks import (
     FIRST_CONTENT_TOKEN,
     associative_recall_task,
-    channel_selection_images,
     copy_task,
     reverse_task,
     sort_task,
-    spatial_object_images,
     two_place_task,
 )
+from helpers.vision_tasks import channel_selection_images, spatial_object_images
 
 SEQ_TASKS = [copy_task, reverse_task, sort_task]
 

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from helpers.tasks import channel_selection_images
 from helpers.train import num_threads, set_seed, train
 from helpers.vision import CBAM, SqueezeExcitation, TinyCNN
+from helpers.vision_tasks import channel_selection_images
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,8 @@ Modules (each public name is re-exported here):
 - :mod:`helpers.memory` -- gradient checkpointing, KV-cache size, allocation tracking (chapter 6)
 - :mod:`helpers.vision` -- channel (SE) and spatial (CBAM) attention (chapter 5)
 - :mod:`helpers.diagnostics` -- entropy, saturation, gradient norms, rollout (chapters 3, 6)
-- :mod:`helpers.tasks`, :mod:`helpers.train` -- seeded synthetic tasks and a small training loop
+- :mod:`helpers.tasks`, :mod:`helpers.vision_tasks`, :mod:`helpers.train` -- seeded synthetic sequence and image
+  tasks, and a small training loop
 - :mod:`helpers.viz` -- Plotly figures, ipywidgets explorers, BertViz wrapper
 - :mod:`helpers.exercises` -- checkers for the labs' exercises
 
@@ -45,5 +46,6 @@ from .scores import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
+from .vision_tasks import *  # noqa: F401,F403
 
 __version__ = "0.1.0"

@@ -34,6 +34,7 @@ __all__ = [
     "TinyDecoder",
     "TinyGPT",
     "TinyEncoderDecoder",
+    "LogitsOnly",
 ]
 
 _POSITIONAL = ("learned", "sinusoidal", "rope", "alibi", "t5", "none")
@@ -427,3 +428,29 @@ class TinyEncoderDecoder(nn.Module):
         return self.decoder.generate(
             start_tokens, memory, max_new_tokens, memory_key_padding_mask=source_key_padding_mask, use_cache=use_cache
         )
+
+
+class LogitsOnly(nn.Module):
+    """A tiny model seen by :func:`helpers.train.train`: its forward returns the logits alone.
+
+    The loop takes the first item of a tuple as the logits (:mod:`helpers.train`); a tiny model
+    returns a :class:`ModelOutput` (and :class:`TinyEncoderDecoder` a pair of them), so the
+    experiments that train one wrap it in this adapter. The wrapped model is trained in place.
+
+    Args:
+        model: a :class:`TinyEncoder`, :class:`TinyDecoder` or :class:`TinyGPT` (logits: its
+            ``output``), or a :class:`TinyEncoderDecoder` (logits: its decoder's ``output``).
+
+    Shape:
+        inputs: those of ``model`` (positional); output: ``(B, L, V)``.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, *inputs: Tensor) -> Tensor:
+        output = self.model(*inputs)
+        if isinstance(self.model, TinyEncoderDecoder):
+            output = output[1]  # (encoder's, decoder's): the logits are the decoder's
+        return output.output  # (B, L, V)

@@ -3,6 +3,10 @@
 Each checker takes the reader's answer (a tensor, a number or a function), never raises on a wrong
 answer, and returns a :class:`CheckResult` whose message says *what* is wrong (a shape, a scale, a
 mask, a sign...), not only that something is. One module per chapter: :mod:`helpers.exercises.ch01`, ...
+A checker reads as its logic: the helpers that call and type-check the reader's answer
+(:mod:`helpers.exercises.reader`) raise :class:`~helpers.exercises.reader.Rejected` with the verdict
+on a wrong one, and the decorator :func:`~helpers.exercises.reader.checker` on each public checker
+returns that verdict.
 
 Messages come from a catalogue keyed by language (:mod:`helpers.exercises.messages`): English by
 default, Chinese for the Chinese edition's labs; a checker that takes ``language`` says so in its

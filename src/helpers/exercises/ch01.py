@@ -38,7 +38,7 @@ from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch01 import MESSAGES  # noqa: F401 (registers its messages)
 from helpers.exercises.guard import package_disabled
 from helpers.exercises.messages import LANGUAGES, phrase, text
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function, reader_globals
+from helpers.exercises.reader import allclose, as_tensor, call_reader, call_reader_function, checker, reader_globals
 from helpers.scores import AdditiveAttention, additive_scores
 
 __all__ = [
@@ -83,6 +83,7 @@ def _additive_inputs(seed: int = 0) -> tuple[Tensor, Tensor, Tensor, Tensor, Ten
     return query, keys, w_q, w_k, v
 
 
+@checker
 def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor], Tensor], *,
                           language: str | None = None) -> CheckResult:
     """Check ``fn(query, keys, w_q, w_k, v)``: the additive scores ``v^T tanh(W_q s + W_k h_j)``.
@@ -103,13 +104,9 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
     reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
     # the exercise is to write the score: the package's own versions are switched off while it runs
     with package_disabled(_scores.additive_scores, AdditiveAttention.forward, namespaces=reader_globals(fn)):
-        result, failure = call_reader_function(fn, query, keys, w_q, w_k, v,
-                                               shape_hint=phrase("ch01.additive.shape_hint"), language=language)
-    if failure is not None:
-        return failure
-    scores, failure = as_tensor(result, phrase("ch01.what.scores"), language)
-    if failure is not None:
-        return failure
+        result = call_reader(fn, query, keys, w_q, w_k, v,
+                             shape_hint=phrase("ch01.additive.shape_hint"), language=language)
+    scores = as_tensor(result, phrase("ch01.what.scores"), language)
     if scores.shape != (batch, length):
         if scores.shape == (batch, length, hidden):
             return CheckResult.of(False, "ch01.additive.stopped_at_tanh", language, shape=tuple(scores.shape))
@@ -150,6 +147,7 @@ def _padded_inputs(seed: int = 1) -> tuple[Tensor, Tensor]:
     return scores, lengths
 
 
+@checker
 def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(scores, lengths)``: attention weights that ignore the padded positions.
 
@@ -174,14 +172,10 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor], *, language: st
     empty_reference = masked_softmax(empty_scores, empty_real).double()
     # the exercise is to write the masked softmax: the package's own one is switched off while it runs
     with package_disabled(_attention.masked_softmax, namespaces=reader_globals(fn)):
-        result, failure = call_reader_function(fn, scores.clone(), lengths.clone(), language=language)
+        result = call_reader(fn, scores.clone(), lengths.clone(), language=language)
         empty_result, empty_failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone(),
                                                            language=language)
-    if failure is not None:
-        return failure
-    weights, failure = as_tensor(result, phrase("ch01.what.weights"), language)
-    if failure is not None:
-        return failure
+    weights = as_tensor(result, phrase("ch01.what.weights"), language)
     if weights.shape != scores.shape:
         return CheckResult.of(False, "ch01.masked.shape", language, expected=tuple(scores.shape),
                               got=tuple(weights.shape))
@@ -211,9 +205,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor], *, language: st
     if empty_failure is not None:
         failure_phrase = {other: empty_failure.in_language(other).message for other in LANGUAGES}
         return CheckResult.of(False, "ch01.masked.empty_failed", language, failure=failure_phrase)
-    empty, failure = as_tensor(empty_result, phrase("ch01.what.weights"), language)
-    if failure is not None:
-        return failure
+    empty = as_tensor(empty_result, phrase("ch01.what.weights"), language)
     if empty.shape != empty_scores.shape or not torch.isfinite(empty.double()).all():
         return CheckResult.of(False, "ch01.masked.empty_nan", language)
     if not allclose(empty.double(), empty_reference):
@@ -232,6 +224,7 @@ def _first_below(lengths: Sequence[int], accuracies: Sequence[float], threshold:
     return next((n for n, acc in zip(lengths, accuracies) if acc < threshold), None)
 
 
+@checker
 def check_breaking_length(answer: Any, result: Any, hidden_dim: int, *, threshold: float = 0.5,
                           language: str | None = None) -> CheckResult:
     """Check the length at which the model without attention breaks, read off a bottleneck sweep.
@@ -344,6 +337,7 @@ def mystery_alignments(
     return out
 
 
+@checker
 def check_task_names(answer: Any, *, language: str | None = None) -> CheckResult:
     """Check the reader's names for the mystery alignments of :func:`mystery_alignments`.
 
@@ -400,6 +394,7 @@ def _ratio_band(ratio: float) -> str:
     return "<10" if ratio < 10 else "10-1000" if ratio <= 1000 else ">1000"
 
 
+@checker
 def check_gradient_prediction(prediction: Any, grads: Any, *, language: str | None = None) -> CheckResult:
     """Check a prediction, written before the run, against the measured gradient by distance.
 
@@ -467,6 +462,7 @@ def parameter_count(hidden_dim: int, *, attention: bool, vocab_size: int = 12, e
     return sum(p.numel() for p in Seq2SeqGRU(vocab_size, embed_dim, hidden_dim, attention=attention).parameters())
 
 
+@checker
 def check_control_design(design: Any, *, language: str | None = None) -> CheckResult:
     """Check the design of a control experiment: is attention's advantage only its extra parameters?
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from typing import Any, Callable
 
@@ -37,7 +39,7 @@ from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch02 import MESSAGES
 from helpers.exercises.guard import package_disabled
 from helpers.exercises.messages import LANGUAGES
-from helpers.exercises.reader import allclose, as_tensor, call_without_package, reader_globals
+from helpers.exercises.reader import Rejected, allclose, as_tensor, call_without_package, checker, reader_globals
 from helpers.experiments import score_cost, score_learning
 from helpers.experiments.recall import RecallConfig, train_recall
 from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores, scaled_dot_scores
@@ -73,6 +75,16 @@ def _in_every_language(verdict: CheckResult) -> dict[str, str]:
             for language in LANGUAGES}
 
 
+@contextmanager
+def _quoting_failure(key: str, language: str | None) -> Iterator[None]:
+    """Inside: a rejected answer becomes the verdict ``key``, whose field ``failure`` quotes the
+    rejection (a second call of the reader's function failed where the first one worked)."""
+    try:
+        yield
+    except Rejected as rejected:
+        raise Rejected(CheckResult.of(False, key, language, failure=_in_every_language(rejected.verdict))) from None
+
+
 _DOT = (dot_scores, scaled_dot_scores)
 _FLOPS = (score_cost.score_flops, score_cost.flops_table)
 _EUCLIDEAN = (neg_euclidean_scores,)
@@ -89,6 +101,7 @@ def _max_error(a: Tensor, b: Tensor) -> float:
 # --------------------------------------------------------------------------------------------
 
 
+@checker
 def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(query, key) -> scores``: every query against every key, ``q_i . k_j``.
 
@@ -108,15 +121,15 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
     expected = dot_scores(query, key)  # (2, 3, 5, 7)
     q2, k2 = _inputs((4, 6), (9, 6), seed=1)
     expected2 = dot_scores(q2, k2)  # (4, 9); the references first: the reader's code runs without them
-    result, failure = call_without_package(fn, query, key, disabled=_DOT, language=language)
-    if failure is not None:
-        english = failure.in_language("en").message  # the hint depends on the error, not on the language
+    try:
+        result = call_without_package(fn, query, key, disabled=_DOT, language=language)
+    except Rejected as rejected:
+        english = rejected.verdict.in_language("en").message  # the hint depends on the error, not on the language
         if any(words in english for words in ("size mismatch", "must match", "shapes cannot", "dimension")):
-            return CheckResult.of(False, "ch02.dot.transpose_hint", language, failure=_in_every_language(failure))
-        return failure
-    result, failure = as_tensor(result, _SCORES, language)
-    if failure is not None:
-        return failure
+            return CheckResult.of(False, "ch02.dot.transpose_hint", language,
+                                  failure=_in_every_language(rejected.verdict))
+        raise
+    result = as_tensor(result, _SCORES, language)
     if result.shape == expected.transpose(-2, -1).shape and allclose(result, expected.transpose(-2, -1)):
         return CheckResult.of(False, "ch02.dot.transposed", language, shape=tuple(result.shape))
     if result.shape != expected.shape:
@@ -128,12 +141,9 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
         if allclose(result, mixed) or allclose(result, query @ key.flip(1).transpose(-2, -1)):
             return CheckResult.of(False, "ch02.dot.batch_mixed", language)
         return CheckResult.of(False, "ch02.dot.values", language, error=_max_error(result, expected))
-    result2, failure = call_without_package(fn, q2, k2, disabled=_DOT, language=language)
-    if failure is not None:
-        return CheckResult.of(False, "ch02.dot.matrices_failed", language, failure=_in_every_language(failure))
-    result2, failure = as_tensor(result2, _SCORES, language)
-    if failure is not None:
-        return failure
+    with _quoting_failure("ch02.dot.matrices_failed", language):
+        result2 = call_without_package(fn, q2, k2, disabled=_DOT, language=language)
+    result2 = as_tensor(result2, _SCORES, language)
     if not allclose(result2, expected2):
         return CheckResult.of(False, "ch02.dot.matrices_wrong", language, shape=tuple(result2.shape))
     return CheckResult.of(True, "ch02.dot.passed", language)
@@ -144,6 +154,7 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
 # --------------------------------------------------------------------------------------------
 
 
+@checker
 def check_dot_flops(fn: Callable[[int, int, int], int], *, language: str | None = None) -> CheckResult:
     """Check ``fn(L, S, E) -> int``: floating-point operations of ``Q K^T`` (one multiply and one
     add per term, so ``2 L S E``; the exact ``L S (2E - 1)`` is accepted too). The answer may not
@@ -158,9 +169,7 @@ def check_dot_flops(fn: Callable[[int, int, int], int], *, language: str | None 
     """
     cases = [(5, 7, 8), (16, 3, 64), (1, 10, 4)]
     for L, S, E in cases:
-        result, failure = call_without_package(fn, L, S, E, disabled=_FLOPS, language=language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, L, S, E, disabled=_FLOPS, language=language)
         if result is None:
             return CheckResult.of(False, "ch02.flops.none", language)
         if not isinstance(result, (int, float)) or isinstance(result, bool):
@@ -187,23 +196,21 @@ def check_dot_flops(fn: Callable[[int, int, int], int], *, language: str | None 
 
 
 def _reader_scores(fn: Any, query: Tensor, key: Tensor, disabled: tuple[Any, ...],
-                   language: str | None = None) -> tuple[Tensor | None, CheckResult | None]:
+                   language: str | None = None) -> Tensor:
     """The reader's ``(L, S)`` scores for 2-D ``query``/``key`` (computed with the package's
-    ``disabled`` functions switched off), or the verdict (in ``language``) on why there are none."""
-    result, failure = call_without_package(fn, query, key, disabled=disabled, language=language)
-    if failure is not None:
-        return None, failure
-    result, failure = as_tensor(result, _SCORES, language)
-    if failure is not None:
-        return None, failure
+    ``disabled`` functions switched off); :class:`Rejected` with the verdict (in ``language``) on why
+    there are none."""
+    result = call_without_package(fn, query, key, disabled=disabled, language=language)
+    result = as_tensor(result, _SCORES, language)
     (L, E), S = query.shape, key.size(0)
     if result.shape == (S, L):
-        return None, CheckResult.of(False, "ch02.scores.transposed", language, S=S, L=L)
+        raise Rejected(CheckResult.of(False, "ch02.scores.transposed", language, S=S, L=L))
     if result.shape != (L, S):
-        return None, CheckResult.of(False, "ch02.scores.shape", language, L=L, E=E, S=S, got=tuple(result.shape))
-    return result, None
+        raise Rejected(CheckResult.of(False, "ch02.scores.shape", language, L=L, E=E, S=S, got=tuple(result.shape)))
+    return result
 
 
+@checker
 def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(query, key) -> scores`` built from Euclidean distance, to be fed to softmax.
 
@@ -223,9 +230,7 @@ def check_euclidean_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: 
     key[2] = query[1]  # one key equals a query: distance 0
     expected = neg_euclidean_scores(query, key)  # (4, 6)
     distance_sq = -expected
-    result, failure = _reader_scores(fn, query, key, _EUCLIDEAN, language)
-    if failure is not None:
-        return failure
+    result = _reader_scores(fn, query, key, _EUCLIDEAN, language)
     result = result.double()
     if allclose(result, distance_sq) or allclose(result, distance_sq.sqrt()):
         return CheckResult.of(False, "ch02.euclidean.sign", language)
@@ -278,6 +283,7 @@ def _best_of(fn: Callable[[], Any], repeats: int = 3) -> float:
     return best
 
 
+@checker
 def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_size: int = 64,
                             language: str | None = None) -> CheckResult:
     """Check ``fn(query, key) -> scores``, a vectorised :func:`looped_cosine_scores`.
@@ -299,9 +305,7 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     expected = cosine_scores(query, key)
     zero_query = torch.cat([query, torch.zeros(1, 4, dtype=query.dtype)])  # (6, 4): the last query is zero
     expected_zero = cosine_scores(zero_query, key)  # the references first: the reader's code runs without them
-    result, failure = _reader_scores(fn, query, key, _COSINE, language)
-    if failure is not None:
-        return failure
+    result = _reader_scores(fn, query, key, _COSINE, language)
     q_norm = query.norm(dim=-1, keepdim=True)  # (L, 1)
     k_norm = key.norm(dim=-1)  # (S,)
     dots = query @ key.T  # (L, S)
@@ -315,20 +319,15 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
         return CheckResult.of(False, "ch02.cosine.squared_norms", language)
     if not allclose(result, expected):
         return CheckResult.of(False, "ch02.cosine.values", language, error=_max_error(result, expected))
-    result_zero, failure = call_without_package(fn, zero_query, key, disabled=_COSINE, language=language)
-    if failure is not None:
-        return CheckResult.of(False, "ch02.cosine.zero_failed", language, failure=_in_every_language(failure))
-    result_zero, failure = as_tensor(result_zero, _SCORES, language)
-    if failure is not None:
-        return failure
+    with _quoting_failure("ch02.cosine.zero_failed", language):
+        result_zero = call_without_package(fn, zero_query, key, disabled=_COSINE, language=language)
+    result_zero = as_tensor(result_zero, _SCORES, language)
     if not torch.isfinite(result_zero).all():
         return CheckResult.of(False, "ch02.cosine.nan", language)
     if not allclose(result_zero, expected_zero):
         return CheckResult.of(False, "ch02.cosine.zero_scores", language, got=str(result_zero[-1].tolist()))
     big_q, big_k = _inputs((speed_size, 32), (speed_size, 32), seed=4)
-    result_big, failure = call_without_package(fn, big_q, big_k, disabled=_COSINE, language=language)
-    if failure is not None:
-        return failure
+    call_without_package(fn, big_q, big_k, disabled=_COSINE, language=language)  # it runs on the big inputs
     loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=1)
     with package_disabled(*_COSINE, namespaces=reader_globals(fn)):
         your_time = _best_of(lambda: fn(big_q, big_k), repeats=5)
@@ -355,6 +354,7 @@ ADDITIVE_OPTIONS: dict[str, str] = {
 _ADDITIVE_RIGHT = "b"
 
 
+@checker
 def check_why_additive_is_slower(choice: str, *, language: str | None = None) -> CheckResult:
     """Check the answer to "why is additive scoring slower than the dot product?" (a, b, c or d).
 
@@ -377,6 +377,7 @@ def check_why_additive_is_slower(choice: str, *, language: str | None = None) ->
 # --------------------------------------------------------------------------------------------
 
 
+@checker
 def check_cosine_bound(fn: Callable[[int], float], *, language: str | None = None) -> CheckResult:
     """Check ``fn(S) -> float``: the largest softmax weight that scores in ``[-1, 1]`` (cosines) can
     give one of ``S`` slots, ``e / (e + (S - 1) / e)`` (the match at +1, every other slot at -1).
@@ -395,9 +396,7 @@ def check_cosine_bound(fn: Callable[[int], float], *, language: str | None = Non
     sizes = (24, 2, 100, 1)
     expected = {S: score_learning.cosine_weight_bound(S) for S in sizes}  # before the reference is switched off
     for S in sizes:
-        result, failure = call_without_package(fn, S, disabled=_BOUND, language=language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, S, disabled=_BOUND, language=language)
         if isinstance(result, Tensor) and result.numel() == 1:
             result = float(result)
         if not isinstance(result, (int, float)) or isinstance(result, bool):
@@ -424,6 +423,7 @@ def check_cosine_bound(fn: Callable[[int], float], *, language: str | None = Non
 _ABLATION_MAX_STEPS = 600
 
 
+@checker
 def check_temperature_ablation(config: Any, *, seed: int = 0, target: float = 0.9,
                                language: str | None = None) -> CheckResult:
     """Check the reader's ablation: one :class:`~helpers.experiments.recall.RecallConfig` that differs

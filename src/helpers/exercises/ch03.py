@@ -38,7 +38,7 @@ from helpers.diagnostics import softmax_jacobian, softmax_jacobian_norm
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch03 import MESSAGES  # noqa: F401 (registers its messages)
 from helpers.exercises.messages import phrase
-from helpers.exercises.reader import call_without_package
+from helpers.exercises.reader import Rejected, call_without_package, checker
 from helpers.experiments import dot_variance
 from helpers.experiments.logit_scale import logit_scale_of
 from helpers.experiments.recall import RecallRun
@@ -59,15 +59,16 @@ __all__ = [
 ]
 
 
-def _as_number(answer: Any, what: dict[str, str], language: str | None) -> tuple[float | None, CheckResult | None]:
+def _as_number(answer: Any, what: dict[str, str], language: str | None) -> float:
+    """``answer`` as a finite number, else :class:`Rejected` naming ``what`` was expected."""
     if isinstance(answer, Tensor) and answer.numel() == 1:
         answer = answer.item()
     if answer is None or isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return None, CheckResult.of(False, "ch03.number.expected", language, what=what, type=type(answer).__name__,
-                                    value=repr(answer))
+        raise Rejected(CheckResult.of(False, "ch03.number.expected", language, what=what,
+                                      type=type(answer).__name__, value=repr(answer)))
     if not math.isfinite(answer):
-        return None, CheckResult.of(False, "ch03.number.finite", language, what=what, value=repr(answer))
-    return float(answer), None
+        raise Rejected(CheckResult.of(False, "ch03.number.finite", language, what=what, value=repr(answer)))
+    return float(answer)
 
 
 def _near(value: float, target: float, rtol: float) -> bool:
@@ -79,6 +80,7 @@ def _near(value: float, target: float, rtol: float) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
+@checker
 def check_predicted_variance(answer: Any, *, d_k: int = 64, sigma: float = 0.5,
                              language: str | None = None) -> CheckResult:
     """Check a predicted ``Var(q . k)`` for independent entries ``q_i, k_i ~ N(0, sigma^2)``.
@@ -96,9 +98,7 @@ def check_predicted_variance(answer: Any, *, d_k: int = 64, sigma: float = 0.5,
         The verdict, naming the mistake (a standard deviation, one factor of ``sigma^2``,
         ``d_k`` squared, a missing sum).
     """
-    value, failure = _as_number(answer, phrase("ch03.what.variance"), language)
-    if failure is not None:
-        return failure
+    value = _as_number(answer, phrase("ch03.what.variance"), language)
     right = d_k * sigma**4
     if _near(value, right, 0.02):
         return CheckResult.of(True, "ch03.variance.passed", language, d_k=d_k, sigma=sigma, right=right)
@@ -127,6 +127,7 @@ _SCALE_SOURCES = (logit_scale_of, _scores.scaled_dot_scores, _attention.scaled_d
                   MultiHeadAttention)
 
 
+@checker
 def check_attention_scale(fn: Callable[[int, int, int], float], *, language: str | None = None) -> CheckResult:
     """Check ``fn(embed_dim, num_heads, num_kv_heads) -> scale`` on several head layouts.
 
@@ -148,13 +149,9 @@ def check_attention_scale(fn: Callable[[int, int, int], float], *, language: str
     """
     for embed_dim, num_heads, num_kv_heads in _LAYOUTS:
         layout = f"embed_dim={embed_dim}, num_heads={num_heads}, num_kv_heads={num_kv_heads}"
-        result, failure = call_without_package(fn, embed_dim, num_heads, num_kv_heads, disabled=_SCALE_SOURCES,
-                                               language=language)
-        if failure is not None:
-            return failure
-        value, failure = _as_number(result, phrase("ch03.what.scale", layout=layout), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, embed_dim, num_heads, num_kv_heads, disabled=_SCALE_SOURCES,
+                                      language=language)
+        value = _as_number(result, phrase("ch03.what.scale", layout=layout), language)
         head_dim = embed_dim // num_heads
         right = 1 / math.sqrt(head_dim)
         if _near(value, right, 1e-6):
@@ -225,6 +222,7 @@ def _attention_with(x: Tensor, layer: MultiHeadAttention, scale: float) -> Tenso
     return layer.o_proj(out.transpose(1, 2).reshape(batch, length, d_model))  # (B, L, D)
 
 
+@checker
 def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor], *,
                         language: str | None = None) -> CheckResult:
     """Check the reader's fix of :func:`buggy_multihead_attention`: ``fn(x, layer) -> output``.
@@ -256,10 +254,8 @@ def check_multihead_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor], *,
                 (_attention_with(x, layer, math.sqrt(head_dim)), "multiplier"),
                 (_attention_with(x, layer, 1 / math.sqrt(num_heads)), "num_heads"),
             ]
-            result, failure = call_without_package(fn, x, layer, disabled=_ATTENTION_IMPLEMENTATIONS,
-                                                   language=language)
-        if failure is not None:
-            return failure
+            result = call_without_package(fn, x, layer, disabled=_ATTENTION_IMPLEMENTATIONS,
+                                          language=language)
         if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
             result = result[0]  # (output, weights), as MultiHeadAttention returns
         if not isinstance(result, Tensor):
@@ -326,6 +322,7 @@ def _entropy_at_std(std: float, num_keys: int, num_rows: int = 40_000) -> float:
     return _mean_entropy(torch.randn(num_rows, num_keys, generator=gen, dtype=torch.float64) * std)
 
 
+@checker
 def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16, scaled: bool = False,
                              language: str | None = None) -> CheckResult:
     """Check a predicted mean attention entropy (nats) for random queries and keys of size ``d_k``.
@@ -344,9 +341,7 @@ def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16,
         The verdict, naming the mistake (scaled vs unscaled, bits vs nats, variance vs standard
         deviation, the uniform entropy).
     """
-    value, failure = _as_number(answer, phrase("ch03.what.entropy"), language)
-    if failure is not None:
-        return failure
+    value = _as_number(answer, phrase("ch03.what.entropy"), language)
     right = expected_entropy(d_k, num_keys, scaled=scaled)
     tolerance = max(0.03, 0.03 * right)
     setting = phrase("ch03.entropy.setting_scaled" if scaled else "ch03.entropy.setting_unscaled", d_k=d_k,
@@ -377,6 +372,7 @@ def check_entropy_prediction(answer: Any, *, d_k: int = 256, num_keys: int = 16,
 # --------------------------------------------------------------------------------------------
 
 
+@checker
 def check_softmax_jacobian(fn: Callable[[Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(logits) -> J`` with ``J[..., i, j] = d p_i / d z_j = p_i (delta_ij - p_j)``.
 
@@ -393,10 +389,8 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor], *, language: str | No
     """
     logits = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     expected = softmax_jacobian(logits).double()  # (2, 3, 5, 5)
-    result, failure = call_without_package(fn, logits.clone(), disabled=(softmax_jacobian, softmax_jacobian_norm),
-                                           language=language)
-    if failure is not None:
-        return failure
+    result = call_without_package(fn, logits.clone(), disabled=(softmax_jacobian, softmax_jacobian_norm),
+                                  language=language)
     if not isinstance(result, Tensor):
         key = "ch03.jacobian.returned_none" if result is None else "ch03.jacobian.not_tensor"
         return CheckResult.of(False, key, language, type=type(result).__name__)
@@ -432,6 +426,7 @@ _ROW_SOURCES = (dot_variance.within_row_variance, dot_variance.theoretical_row_v
                 dot_variance.theoretical_dot_variance, dot_variance.dot_product_variance)
 
 
+@checker
 def check_row_spread(fn: Callable[[int, int], float], *, language: str | None = None) -> CheckResult:
     """Check the reader's experiment ``fn(d_k, seed) -> variance`` of the scores *within a softmax row*.
 
@@ -452,12 +447,8 @@ def check_row_spread(fn: Callable[[int, int], float], *, language: str | None = 
     """
     values = {}
     for d_k, seed in ((32, 0), (32, 1), (128, 0)):
-        result, failure = call_without_package(fn, d_k, seed, disabled=_ROW_SOURCES, language=language)
-        if failure is not None:
-            return failure
-        value, failure = _as_number(result, phrase("ch03.what.row_variance", d_k=d_k, seed=seed), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, d_k, seed, disabled=_ROW_SOURCES, language=language)
+        value = _as_number(result, phrase("ch03.what.row_variance", d_k=d_k, seed=seed), language)
         values[(d_k, seed)] = value
     for (d_k, seed), value in values.items():
         right = 2.0 * d_k
@@ -498,6 +489,7 @@ def _probe_sweep() -> LearningRateSweep:
                              0.9)
 
 
+@checker
 def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], sweep: LearningRateSweep,
                         prediction: Any, *, language: str | None = None) -> CheckResult:
     """Check ``fn(sweep, label) -> usable learning rates``, and compare the reader's prediction with the runs.
@@ -525,9 +517,7 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
     disabled = (LearningRateSweep.usable, LearningRateSweep.usable_decades)
     for probe, name in ((_probe_sweep(), phrase("ch03.lr.made_up_sweep")), (sweep, phrase("ch03.lr.labs_sweep"))):
         for label in ("scaled", "no scale"):
-            result, failure = call_without_package(fn, probe, label, disabled=disabled, language=language)
-            if failure is not None:
-                return failure
+            result = call_without_package(fn, probe, label, disabled=disabled, language=language)
             if not isinstance(result, (list, tuple)) or not all(isinstance(v, (int, float)) for v in result):
                 return CheckResult.of(False, "ch03.lr.not_a_list", language, result=repr(result))
             right = probe.usable(label)

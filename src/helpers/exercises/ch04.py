@@ -30,7 +30,7 @@ from torch import Tensor
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch04 import MESSAGES  # noqa: F401 (registers its messages)
 from helpers.exercises.messages import phrase
-from helpers.exercises.reader import allclose, as_tensor, call_without_package
+from helpers.exercises.reader import allclose, as_tensor, call_without_package, checker
 from helpers.multihead import MultiHeadAttention
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multihead_attention", "buggy_multihead_attention",
@@ -44,6 +44,7 @@ def _reference_split(x: Tensor, num_heads: int) -> Tensor:
     return x.view(batch, length, num_heads, d_model // num_heads).transpose(1, 2)  # (B, H, L, E)
 
 
+@checker
 def check_split_heads(fn: Callable[[Tensor, int], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(x, num_heads)``: ``(B, L, D)`` -> ``(B, H, L, E)``, head ``h`` = features ``hE..(h+1)E-1``.
 
@@ -57,13 +58,9 @@ def check_split_heads(fn: Callable[[Tensor, int], Tensor], *, language: str | No
     torch.manual_seed(0)
     for batch, length, d_model, heads in ((2, 5, 12, 3), (1, 4, 8, 2)):
         x = torch.randn(batch, length, d_model)
-        result, failure = call_without_package(fn, x, heads, disabled=(MultiHeadAttention.forward,),
-                                               language=language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch04.what.heads"), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, x, heads, disabled=(MultiHeadAttention.forward,),
+                                      language=language)
+        out = as_tensor(result, phrase("ch04.what.heads"), language)
         right = _reference_split(x, heads)
         if allclose(out, right):
             continue
@@ -81,6 +78,7 @@ def check_split_heads(fn: Callable[[Tensor, int], Tensor], *, language: str | No
     return CheckResult.of(True, "ch04.split.passed", language)
 
 
+@checker
 def check_merge_heads(fn: Callable[[Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(heads)``: ``(B, H, L, E)`` -> ``(B, L, H*E)``, the inverse of the split.
 
@@ -94,12 +92,8 @@ def check_merge_heads(fn: Callable[[Tensor], Tensor], *, language: str | None = 
     torch.manual_seed(1)
     for batch, heads, length, e in ((2, 3, 5, 4), (1, 2, 6, 3)):
         x = torch.randn(batch, heads, length, e)
-        result, failure = call_without_package(fn, x, disabled=_LAYER_CALLS, language=language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch04.what.merged"), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, x, disabled=_LAYER_CALLS, language=language)
+        out = as_tensor(result, phrase("ch04.what.merged"), language)
         right = x.transpose(1, 2).reshape(batch, length, heads * e)
         if allclose(out, right):
             continue
@@ -137,6 +131,7 @@ def _scaled_by(x: Tensor, layer: MultiHeadAttention, scale: float) -> Tensor:
     return layer.o_proj(out.transpose(1, 2).reshape(b, l_, d))
 
 
+@checker
 def check_multihead_attention(fn: Callable[[Tensor, MultiHeadAttention], Tensor], *,
                               language: str | None = None) -> CheckResult:
     """Check ``fn(x, layer)``: multi-head self-attention from scratch with ``layer``'s projections.
@@ -157,12 +152,8 @@ def check_multihead_attention(fn: Callable[[Tensor, MultiHeadAttention], Tensor]
         x = torch.randn(2, length, d_model)
         with torch.no_grad():
             right = layer(x)[0]
-            result, failure = call_without_package(fn, x, layer, disabled=_LAYER_CALLS, language=language)
-            if failure is not None:
-                return failure
-            out, failure = as_tensor(result, phrase("ch04.what.output"), language)
-            if failure is not None:
-                return failure
+            result = call_without_package(fn, x, layer, disabled=_LAYER_CALLS, language=language)
+            out = as_tensor(result, phrase("ch04.what.output"), language)
             if allclose(out, right) or (out.shape == right.shape and torch.allclose(out, right, rtol=1e-4, atol=1e-5)):
                 continue
             where = phrase("ch04.layer.where", d_model=d_model, heads=heads, plural="" if heads == 1 else "s")
@@ -189,6 +180,7 @@ def check_multihead_attention(fn: Callable[[Tensor, MultiHeadAttention], Tensor]
     return CheckResult.of(True, "ch04.layer.passed", language)
 
 
+@checker
 def check_view_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor], *, language: str | None = None) -> CheckResult:
     """Check the fixed version of :func:`buggy_multihead_attention` (same criteria as
     :func:`check_multihead_attention`).
@@ -203,6 +195,7 @@ def check_view_fix(fn: Callable[[Tensor, MultiHeadAttention], Tensor], *, langua
     return check_multihead_attention(fn, language=language)
 
 
+@checker
 def check_parameter_count(fn: Callable[[int, int, int, bool], int], *, language: str | None = None) -> CheckResult:
     """Check ``fn(embed_dim, num_heads, num_kv_heads, bias) -> number of parameters`` of a layer.
 
@@ -216,10 +209,8 @@ def check_parameter_count(fn: Callable[[int, int, int, bool], int], *, language:
         The verdict.
     """
     for d, h, hkv, bias in ((64, 8, 8, True), (64, 1, 1, True), (96, 12, 4, True), (32, 4, 1, False)):
-        result, failure = call_without_package(fn, d, h, hkv, bias, disabled=(MultiHeadAttention.__init__,),
-                                               language=language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, d, h, hkv, bias, disabled=(MultiHeadAttention.__init__,),
+                                      language=language)
         if isinstance(result, bool) or not isinstance(result, int):
             return CheckResult.of(False, "ch04.count.not_int", language, type=type(result).__name__,
                                   value=repr(result))
@@ -241,6 +232,7 @@ def check_parameter_count(fn: Callable[[int, int, int, bool], int], *, language:
     return CheckResult.of(True, "ch04.count.passed", language)
 
 
+@checker
 def check_head_ablation(fn: Callable[[Any], list[float]], run: Any, predicted_most_important: Any, *,
                         language: str | None = None) -> CheckResult:
     """Check ``fn(run) -> [R² with head h removed, for each h]`` (with ``head_mask``), and report
@@ -264,9 +256,7 @@ def check_head_ablation(fn: Callable[[Any], list[float]], run: Any, predicted_mo
     from helpers.experiments import heads_training
 
     disabled = (heads_training.head_ablation, heads_training.break_one_head)
-    result, failure = call_without_package(fn, run, disabled=disabled, language=language)
-    if failure is not None:
-        return failure
+    result = call_without_package(fn, run, disabled=disabled, language=language)
     if not isinstance(result, (list, tuple)) or len(result) != run.num_heads:
         return CheckResult.of(False, "ch04.ablation.length", language, n=run.num_heads)
     right = [run.score(1 - torch.eye(run.num_heads)[h]) for h in range(run.num_heads)]

@@ -29,7 +29,7 @@ from torch import Tensor
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch05 import MESSAGES  # noqa: F401 (registers its messages)
 from helpers.exercises.messages import phrase
-from helpers.exercises.reader import allclose, as_tensor, call_without_package
+from helpers.exercises.reader import allclose, as_tensor, call_without_package, checker
 
 __all__ = ["check_sliding_window_attention", "check_linear_attention", "check_se_block", "buggy_padded_attention",
            "check_padding_fix", "check_crossover"]
@@ -49,6 +49,7 @@ def _band(n: int, window: int, *, inclusive: bool = False, causal: bool = False)
     return near & (j <= i) if causal else near
 
 
+@checker
 def check_sliding_window_attention(fn: Callable[[Tensor, Tensor, Tensor, int], Tensor], *,
                                    language: str | None = None) -> CheckResult:
     """Check ``fn(q, k, v, window)``: softmax attention where query ``i`` sees keys ``|i - j| < window``.
@@ -70,12 +71,8 @@ def check_sliding_window_attention(fn: Callable[[Tensor, Tensor, Tensor, int], T
     for n, window in ((10, 3), (7, 1)):
         q, k, v = (torch.randn(2, 2, n, 8, generator=gen) for _ in range(3))
         right = _masked_attention(q, k, v, _band(n, window))
-        result, failure = call_without_package(fn, q, k, v, window, disabled=disabled, language=language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch05.what.window_output"), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, q, k, v, window, disabled=disabled, language=language)
+        out = as_tensor(result, phrase("ch05.what.window_output"), language)
         if allclose(out, right):
             continue
         if out.shape != right.shape:
@@ -108,6 +105,7 @@ def _kernel_reference(q: Tensor, k: Tensor, v: Tensor, phi: Callable[[Tensor], T
     return weights @ v
 
 
+@checker
 def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
                            language: str | None = None) -> CheckResult:
     """Check ``fn(q, k, v)``: ``phi(Q) (phi(K)^T V)`` normalised by ``phi(Q) sum_j phi(k_j)``, ``phi = elu + 1``.
@@ -130,13 +128,9 @@ def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
     q, k, v = (torch.randn(1, 2, 64, 4, generator=gen, dtype=torch.float64) for _ in range(3))
     right = _kernel_reference(q, k, v)
     with TensorMemoryTracker() as tracker:
-        result, failure = call_without_package(fn, q, k, v, disabled=(efficient_linear.linear_attention,
-                                                       efficient_linear.performer_attention), language=language)
-    if failure is not None:
-        return failure
-    out, failure = as_tensor(result, phrase("ch05.what.linear_output"), language)
-    if failure is not None:
-        return failure
+        result = call_without_package(fn, q, k, v, disabled=(efficient_linear.linear_attention,
+                                              efficient_linear.performer_attention), language=language)
+    out = as_tensor(result, phrase("ch05.what.linear_output"), language)
     if out.shape != right.shape:
         return CheckResult.of(False, "ch05.linear.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
     if not allclose(out, right):
@@ -153,6 +147,7 @@ def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
     return CheckResult.of(True, "ch05.linear.passed", language, shape=tracker.max_shape)
 
 
+@checker
 def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(x, fc1, fc2)``: squeeze (spatial mean), excite (fc1, ReLU, fc2, sigmoid), scale.
 
@@ -180,13 +175,9 @@ def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | 
             "no sigmoid": x * block.fc2(torch.relu(block.fc1(squeezed)))[:, :, None, None],
         }
     with torch.no_grad():
-        result, failure = call_without_package(fn, x, block.fc1, block.fc2, disabled=(SqueezeExcitation, CBAM),
-                                               language=language)
-    if failure is not None:
-        return failure
-    out, failure = as_tensor(result, phrase("ch05.what.feature_map"), language)
-    if failure is not None:
-        return failure
+        result = call_without_package(fn, x, block.fc1, block.fc2, disabled=(SqueezeExcitation, CBAM),
+                                      language=language)
+    out = as_tensor(result, phrase("ch05.what.feature_map"), language)
     if allclose(out, right):
         return CheckResult.of(True, "ch05.se.passed", language)
     if out.shape == gates.shape and allclose(out, gates):
@@ -216,6 +207,7 @@ def buggy_padded_attention(q: Tensor, k: Tensor, v: Tensor, lengths: Tensor) -> 
     return weights @ v
 
 
+@checker
 def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor], *,
                       language: str | None = None) -> CheckResult:
     """Check the reader's fix of :func:`buggy_padded_attention`: padded *keys* masked, real rows right.
@@ -237,14 +229,10 @@ def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor], *,
     lengths = torch.tensor([6, 4, 2])
     real = torch.arange(6)[None, :] < lengths[:, None]  # (B, S)
     right = _masked_attention(q, k, v, real[:, None, None, :])  # keys masked
-    result, failure = call_without_package(fn, q, k, v, lengths,
-                                           disabled=(masks.padding_mask, attention.scaled_dot_product_attention),
-                                           language=language)
-    if failure is not None:
-        return failure
-    out, failure = as_tensor(result, phrase("ch05.what.padded_output"), language)
-    if failure is not None:
-        return failure
+    result = call_without_package(fn, q, k, v, lengths,
+                                  disabled=(masks.padding_mask, attention.scaled_dot_product_attention),
+                                  language=language)
+    out = as_tensor(result, phrase("ch05.what.padded_output"), language)
     if out.shape != right.shape:
         return CheckResult.of(False, "ch05.padding.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
     rows = real[:, None, :, None].expand_as(right)
@@ -257,6 +245,7 @@ def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor], *,
     return CheckResult.of(False, "ch05.padding.differs", language)
 
 
+@checker
 def check_crossover(time_both: Callable[[int], tuple[float, float]], predicted_n: Any,
                     sizes: tuple[int, ...] = (256, 512, 1024, 2048), *, language: str | None = None) -> CheckResult:
     """Run the reader's ``time_both(n) -> (dense_seconds, window_seconds)`` and compare the
@@ -281,10 +270,8 @@ def check_crossover(time_both: Callable[[int], tuple[float, float]], predicted_n
 
     dense, window = [], []
     for n in sizes:
-        result, failure = call_without_package(time_both, n, disabled=(efficient_cost.measure_cost,),
-                                               language=language)
-        if failure is not None:
-            return failure
+        result = call_without_package(time_both, n, disabled=(efficient_cost.measure_cost,),
+                                      language=language)
         if (not isinstance(result, (tuple, list)) or len(result) != 2
                 or not all(isinstance(t, (int, float)) and t > 0 for t in result)):
             return CheckResult.of(False, "ch05.crossover.not_two_times", language, n=n, got=repr(result))

@@ -36,7 +36,15 @@ from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch06_memory import MESSAGES  # noqa: F401 (registers its messages)
 from helpers.exercises.guard import PackageCallError, delegation_verdict, package_disabled, public_name
 from helpers.exercises.messages import LANGUAGES, phrase
-from helpers.exercises.reader import allclose, as_tensor, call_reader_function, call_without_package, reader_globals
+from helpers.exercises.reader import (
+    Rejected,
+    allclose,
+    as_tensor,
+    call_reader,
+    call_without_package,
+    checker,
+    reader_globals,
+)
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
 
@@ -107,6 +115,7 @@ _DECODE_MISTAKES = (  # a mistake, simulated by _simulated_decode, and the key o
 )
 
 
+@checker
 def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryEmbedding], Tensor], *,
                       language: str | None = None) -> CheckResult:
     """Check ``fn(x_new, layer, cache, rope)``: one step of causal self-attention with a KV cache and RoPE.
@@ -142,14 +151,10 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
             def decode_all(cache: KVCache = cache, x: Tensor = x) -> list[Any]:
                 return [fn(x[:, p:p + 1], layer, cache, rope) for p in range(prefix, length)]
 
-            results, failure = _call_with_globals(fn, decode_all, language)
-        if failure is not None:
-            return failure
+            results = _call_with_globals(fn, decode_all, language)
         outs = []
         for result in results:
-            out, failure = as_tensor(result, phrase("ch06_memory.what.new_output"), language)
-            if failure is not None:
-                return failure
+            out = as_tensor(result, phrase("ch06_memory.what.new_output"), language)
             if out.shape != (2, 1, d_model):
                 return CheckResult.of(False, "ch06_memory.decode.step_shape", language, where=where, d_model=d_model,
                                       got=tuple(out.shape))
@@ -179,16 +184,16 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
     return CheckResult.of(True, "ch06_memory.decode.passed", language)
 
 
-def _call_with_globals(fn: Any, run: Callable[[], Any], language: str | None) -> tuple[Any, CheckResult | None]:
+def _call_with_globals(fn: Any, run: Callable[[], Any], language: str | None) -> Any:
     """Run ``run()`` (which calls the reader's ``fn``) with ``MultiHeadAttention.forward`` disabled,
-    also in ``fn``'s globals; a failure's verdict is in ``language``."""
+    also in ``fn``'s globals; a failure raises :class:`Rejected`, its verdict in ``language``."""
     if fn is MultiHeadAttention.forward:
-        return None, delegation_verdict(PackageCallError(public_name(fn)), language)
+        raise Rejected(delegation_verdict(PackageCallError(public_name(fn)), language))
     if not callable(fn):
-        return call_reader_function(fn, language=language)
+        return call_reader(fn, language=language)
     namespaces = reader_globals(fn)
     with package_disabled(MultiHeadAttention.forward, namespaces=namespaces):
-        return call_reader_function(run, language=language)
+        return call_reader(run, language=language)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -209,6 +214,7 @@ def _shape_name(name: str) -> dict[str, str]:
     return {"en": name, "zh": _SHAPE_NAMES_ZH.get(name, name)}
 
 
+@checker
 def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], int], *,
                       language: str | None = None) -> CheckResult:
     """Check ``fn(num_layers, num_heads, num_kv_heads, head_dim, seq_len, batch, dtype) -> bytes``.
@@ -231,10 +237,8 @@ def check_cache_bytes(fn: Callable[[int, int, int, int, int, int, torch.dtype], 
     right: list[int] = []
     for _, layers, heads, kv_heads, head_dim, seq_len, batch, dtype in _SHAPES:
         right.append(memory.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, dtype))
-        result, failure = call_without_package(fn, layers, heads, kv_heads, head_dim, seq_len, batch, dtype,
-                                               disabled=(memory.kv_cache_bytes,), language=language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, layers, heads, kv_heads, head_dim, seq_len, batch, dtype,
+                                      disabled=(memory.kv_cache_bytes,), language=language)
         if isinstance(result, bool) or not isinstance(result, (int, float)):
             return CheckResult.of(False, "ch06_memory.cache.not_number", language, type=type(result).__name__,
                                   value=repr(result))
@@ -290,26 +294,23 @@ def _rope_interleaved(x: Tensor, positions: Tensor) -> Tensor:
 
 
 def _offset_spread(fn: Callable[[Tensor, Tensor], Tensor], head_dim: int,
-                   language: str | None) -> tuple[float | None, CheckResult | None]:
+                   language: str | None) -> float:
     """Largest relative spread of ``<f(q, m), f(k, n)>`` along the diagonals ``m - n = const``, for the
-    reader's ``f`` (called by the checker inside :func:`package_disabled`); a failure's verdict is in ``language``."""
+    reader's ``f`` (called by the checker inside :func:`package_disabled`); a failure raises
+    :class:`Rejected`, its verdict in ``language``."""
     gen = torch.Generator().manual_seed(7)
     q, k = torch.randn(2, head_dim, generator=gen)
     positions = torch.arange(48)
     both = torch.stack((q, k))[:, None, None, :].expand(2, 1, 48, head_dim).contiguous()  # (2, 1, P, E)
-    result, failure = call_reader_function(fn, both, positions, language=language)
-    if failure is not None:
-        return None, failure
-    out, failure = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
-    if failure is not None:
-        return None, failure
+    result = call_reader(fn, both, positions, language=language)
+    out = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
     if out.shape != both.shape:
-        return None, CheckResult.of(False, "ch06_memory.rope.output_shape", language, expected=tuple(both.shape),
-                                    got=tuple(out.shape))
+        raise Rejected(CheckResult.of(False, "ch06_memory.rope.output_shape", language,
+                                      expected=tuple(both.shape), got=tuple(out.shape)))
     scores = out[0, 0].detach().double() @ out[1, 0].detach().double().T  # (P, P): scores[m, n] = <R_m q, R_n k>
     spread = max((torch.diagonal(scores, d) - torch.diagonal(scores, d)[0]).abs().max().item()
                  for d in range(-40, 41, 4))
-    return spread / max(1.0, scores.abs().max().item()), None
+    return spread / max(1.0, scores.abs().max().item())
 
 
 def _rope_mistake(out: Tensor, x: Tensor, positions: Tensor) -> str | None:
@@ -325,6 +326,7 @@ def _rope_mistake(out: Tensor, x: Tensor, positions: Tensor) -> str | None:
     return None
 
 
+@checker
 def check_rope(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(x, positions)``: rotary position embedding, half-split, base 10000.
 
@@ -352,15 +354,11 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None =
         cos, sin = RotaryEmbedding(shape[-1])(positions)  # (1, L, E)
         right = apply_rotary_pos_emb(x, x, cos, sin)[0]
         with package_disabled(*disabled, namespaces=namespaces):
-            result, failure = call_reader_function(fn, x.clone(), positions.clone(), language=language)
+            result = call_reader(fn, x.clone(), positions.clone(), language=language)
             spread = None
-            if failure is None and isinstance(result, Tensor) and result.shape == x.shape:
-                spread, failure = _offset_spread(fn, 64, language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
-        if failure is not None:
-            return failure
+            if isinstance(result, Tensor) and result.shape == x.shape:
+                spread = _offset_spread(fn, 64, language)
+        out = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
         out = out.detach()
         if _close(out, right):
             continue
@@ -429,6 +427,7 @@ def _rope_attention(x: Tensor, layer: MultiHeadAttention, rope: RotaryEmbedding,
     return layer.o_proj((weights @ v).transpose(1, 2).reshape(b, length, d))
 
 
+@checker
 def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], Tensor], *,
                    language: str | None = None) -> CheckResult:
     """Check the fixed version of :func:`buggy_rope_attention` against ``layer(x, is_causal=True, rope=rope)``.
@@ -451,13 +450,9 @@ def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], T
         x = torch.randn(2, length, d_model)
         with torch.no_grad():
             right = layer(x, is_causal=True, rope=rope)[0]
-            result, failure = call_without_package(fn, x, layer, rope, disabled=(MultiHeadAttention.forward,),
-                                                   language=language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch06_memory.what.output"), language)
-        if failure is not None:
-            return failure
+            result = call_without_package(fn, x, layer, rope, disabled=(MultiHeadAttention.forward,),
+                                          language=language)
+        out = as_tensor(result, phrase("ch06_memory.what.output"), language)
         out = out.detach()
         if _close(out, right):
             continue
@@ -491,6 +486,7 @@ def _far_accuracy(runs: dict[str, list[Any]], shift: int = 0) -> dict[str, float
             for name, group in runs.items()}
 
 
+@checker
 def check_extrapolation_ranking(fn: Callable[[dict[str, list[Any]]], dict[str, float]],
                                 runs: dict[str, list[Any]], predicted_ranking: Any, *,
                                 language: str | None = None) -> CheckResult:
@@ -520,9 +516,7 @@ def check_extrapolation_ranking(fn: Callable[[dict[str, list[Any]]], dict[str, f
 
     right = _far_accuracy(runs)
     disabled = (position.ExtrapolationRun.accuracy, position.mean_spread)
-    result, failure = call_without_package(fn, runs, disabled=disabled, language=language)
-    if failure is not None:
-        return failure
+    result = call_without_package(fn, runs, disabled=disabled, language=language)
     if not isinstance(result, dict) or sorted(result) != sorted(names):
         return CheckResult.of(False, "ch06_memory.ranking.not_dict", language, names=str(names), got=repr(result))
     if not all(isinstance(result[n], (int, float)) and not isinstance(result[n], bool)

@@ -36,7 +36,7 @@ from helpers.blocks import TransformerBlock
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch06_training import MESSAGES  # noqa: F401 (registers its messages)
 from helpers.exercises.messages import LANGUAGES, phrase, text
-from helpers.exercises.reader import allclose, as_tensor, call_without_package
+from helpers.exercises.reader import allclose, as_tensor, call_without_package, checker
 from helpers.experiments import training_failures as tf
 from helpers.train import TrainingHistory, num_threads, set_seed, train
 
@@ -61,6 +61,7 @@ def _entropy(weights: Tensor) -> Tensor:
     return -torch.special.xlogy(weights, weights).sum(-1).mean(-1)
 
 
+@checker
 def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(scores, key_padding_mask) -> (B, H)``: the entropy of each head's attention, in nats.
 
@@ -89,13 +90,9 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str 
         mask = torch.arange(keys)[None, :] < torch.tensor(lengths)[:, None]  # (B, S), True = real token
         allowed = mask[:, None, None, :]  # (B, 1, 1, S)
         right = diagnostics.attention_entropy(torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1))
-        result, failure = call_without_package(fn, scores.clone(), mask.clone(), disabled=disabled,
-                                               language=language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch06_training.what.entropy"), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, scores.clone(), mask.clone(), disabled=disabled,
+                                      language=language)
+        out = as_tensor(result, phrase("ch06_training.what.entropy"), language)
         out = out.detach()
         if allclose(out, right):
             continue
@@ -273,6 +270,7 @@ def _judge_heads(answer: Any, run: BrokenHeadsRun, language: str | None = None) 
     return verdict("not_dead", dead)
 
 
+@checker
 def check_broken_heads(fn: Callable[[BrokenHeadsRun], Any], run: BrokenHeadsRun, *,
                        language: str | None = None) -> CheckResult:
     """Check ``fn(run) -> (collapsed, dead)``, each a ``(layer, head)`` pair, on ``run`` and on a
@@ -294,9 +292,7 @@ def check_broken_heads(fn: Callable[[BrokenHeadsRun], Any], run: BrokenHeadsRun,
         return CheckResult.of(False, "ch06_training.heads.not_a_run", language, type=type(run).__name__)
     runs = [run, train_broken_heads(run.seed + 1)]
     for each in runs:
-        result, failure = call_without_package(fn, each, disabled=(train_broken_heads,), language=language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, each, disabled=(train_broken_heads,), language=language)
         verdict = _judge_heads(result, each, language)
         if verdict is not None:
             return verdict
@@ -354,6 +350,7 @@ def _misplaced(attn_mode: str, ffn_mode: str, language: str | None) -> CheckResu
     return CheckResult.of(False, f"ch06_training.pre.{key}", language, **wrong)
 
 
+@checker
 def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(block, x)``: a Pre-LN block, ``x + Attn(LN1(x))`` then ``x + FFN(LN2(x))``, built
     from ``block``'s sub-layers (``self_attn_norm``, ``self_attn``, ``ffn_norm``, ``ffn``).
@@ -377,13 +374,9 @@ def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor], *, langua
     x = 3 * torch.randn(2, 5, 16) + 0.5  # (B, L, D), far from unit scale, so a misplaced norm shows
     with torch.no_grad():
         right = block(x).hidden
-        result, failure = call_without_package(fn, block, x.clone(), disabled=(TransformerBlock.forward,),
-                                               language=language)
-        if failure is not None:
-            return failure
-        out, failure = as_tensor(result, phrase("ch06_training.what.block"), language)
-        if failure is not None:
-            return failure
+        result = call_without_package(fn, block, x.clone(), disabled=(TransformerBlock.forward,),
+                                      language=language)
+        out = as_tensor(result, phrase("ch06_training.what.block"), language)
         if out.shape != right.shape:
             return CheckResult.of(False, "ch06_training.pre.shape", language, expected=tuple(right.shape),
                                   got=tuple(out.shape))
@@ -450,6 +443,7 @@ def _describe(changes: dict[str, Any]) -> str:
     return ", ".join(f"{name}={value!r}" for name, value in changes.items())
 
 
+@checker
 def check_post_ln_fix(fn: Callable[[int], tf.RunResult], explanation: Any, predicted_warmup_alone_rescues: Any,
                       seeds: tuple[int, ...] = (0, 1), *, language: str | None = None) -> CheckResult:
     """Check the reader's rescue of the failing Post-LN run (:data:`FAILING_SETTINGS`).
@@ -483,9 +477,7 @@ def check_post_ln_fix(fn: Callable[[int], tf.RunResult], explanation: Any, predi
     runs = []
     for seed in seeds:
         with num_threads(1):
-            result, failure = call_without_package(fn, seed, disabled=(), language=language)
-        if failure is not None:
-            return failure
+            result = call_without_package(fn, seed, disabled=(), language=language)
         if not isinstance(result, tf.RunResult):
             return CheckResult.of(False, "ch06_training.fix.not_a_run", language, type=type(result).__name__)
         if result.seed != seed:

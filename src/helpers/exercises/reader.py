@@ -1,9 +1,16 @@
-"""What every checker needs to handle a reader's answer safely: call it, type-check it, compare it."""
+"""What every checker needs to handle a reader's answer safely: call it, type-check it, compare it.
+
+A checker reads as its logic: the helpers here that meet a wrong answer (a function that raises,
+a result that is not a tensor...) raise :class:`Rejected`, which carries the verdict, and the
+decorator :func:`checker` on every public checker turns it into the checker's return value. So a
+checker never raises on a wrong answer, and writes no ``if failure is not None: return failure``.
+"""
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -11,6 +18,35 @@ from torch import Tensor
 
 from . import CheckResult
 from .guard import PackageCallError, delegation_verdict, package_disabled, public_name
+
+
+class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
+    """A wrong answer met inside a checker: ``Rejected(verdict)`` carries the failed
+    :class:`~helpers.exercises.CheckResult` that explains what is wrong, which :func:`checker` returns."""
+
+    @property
+    def verdict(self) -> CheckResult:
+        """The verdict this rejection carries."""
+        return self.args[0]
+
+
+def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
+    """Decorator of a public checker: a :class:`Rejected` raised inside it becomes its verdict.
+
+    Args:
+        fn: The checker.
+
+    Returns:
+        The checker, returning the verdict a :class:`Rejected` carries instead of raising it.
+    """
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> CheckResult:
+        try:
+            return fn(*args, **kwargs)
+        except Rejected as rejected:
+            return rejected.verdict
+
+    return checked
 
 
 def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str] = "",
@@ -43,9 +79,30 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str
                                     hint=hint)
 
 
-def as_tensor(result: Any, what: str | Mapping[str, str],
-              language: str | None = None) -> tuple[Tensor | None, CheckResult | None]:
-    """``(result, None)`` if the reader returned a tensor, else ``(None, verdict)`` naming ``what`` was expected.
+def call_reader(fn: Any, *args: Any, shape_hint: str | Mapping[str, str] = "",
+                language: str | None = None) -> Any:
+    """:func:`call_reader_function` that returns the result alone and raises its verdict on failure.
+
+    Args:
+        fn: The reader's function.
+        *args: Its arguments.
+        shape_hint: As in :func:`call_reader_function`.
+        language: The verdict's language; ``None``: the default.
+
+    Returns:
+        What ``fn(*args)`` returned.
+
+    Raises:
+        Rejected: the call failed (the verdict explains how).
+    """
+    result, failure = call_reader_function(fn, *args, shape_hint=shape_hint, language=language)
+    if failure is not None:
+        raise Rejected(failure)
+    return result
+
+
+def as_tensor(result: Any, what: str | Mapping[str, str], language: str | None = None) -> Tensor:
+    """``result`` if the reader returned a tensor, else :class:`Rejected` naming ``what`` was expected.
 
     Args:
         result: What the reader's function returned.
@@ -54,13 +111,16 @@ def as_tensor(result: Any, what: str | Mapping[str, str],
         language: The verdict's language; ``None``: the default.
 
     Returns:
-        ``(result, None)`` or ``(None, verdict)``.
+        ``result``.
+
+    Raises:
+        Rejected: ``result`` is not a tensor (the verdict says what it is).
     """
     if result is None:
-        return None, CheckResult.of(False, "reader.returned_none", language, what=what)
+        raise Rejected(CheckResult.of(False, "reader.returned_none", language, what=what))
     if not isinstance(result, Tensor):
-        return None, CheckResult.of(False, "reader.not_a_tensor", language, type=type(result).__name__, what=what)
-    return result, None
+        raise Rejected(CheckResult.of(False, "reader.not_a_tensor", language, type=type(result).__name__, what=what))
+    return result
 
 
 def allclose(a: Tensor, b: Tensor) -> bool:
@@ -75,8 +135,7 @@ def reader_globals(fn: Any) -> list[dict[str, Any]]:
     return [namespace] if isinstance(namespace, dict) else []
 
 
-def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...],
-                         language: str | None = None) -> tuple[Any, CheckResult | None]:
+def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...], language: str | None = None) -> Any:
     """Call the reader's function with the package's own versions of ``disabled`` switched off.
 
     An answer that delegates to one of them (or is one of them) gets a verdict that names it; see
@@ -89,9 +148,12 @@ def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...],
         language: The verdict's language; ``None``: the default.
 
     Returns:
-        ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
+        What ``fn(*args)`` returned.
+
+    Raises:
+        Rejected: the call failed or delegated (the verdict explains how).
     """
     if any(fn is target for target in disabled):  # the package's own function handed in as the answer
-        return None, delegation_verdict(PackageCallError(public_name(fn)), language)
+        raise Rejected(delegation_verdict(PackageCallError(public_name(fn)), language))
     with package_disabled(*disabled, namespaces=reader_globals(fn)):
-        return call_reader_function(fn, *args, language=language)
+        return call_reader(fn, *args, language=language)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from helpers.models import TinyConfig, TinyEncoderDecoder
+from helpers.models import LogitsOnly, TinyConfig, TinyEncoderDecoder
 from helpers.multihead import MultiHeadAttention
 from helpers.tasks import BOS_TOKEN, reverse_task
 from helpers.train import num_threads, set_seed, token_accuracy, train
@@ -92,16 +92,8 @@ def train_reversal(*, seed: int, seq_len: int = 8, vocab_size: int = 12, steps: 
         rows = slice((step * batch_size) % 8192, (step * batch_size) % 8192 + batch_size)
         return (src[rows], decoder_in[rows]), tgt[rows]
 
-    class _Logits(torch.nn.Module):  # the train loop expects logits from model(*inputs)
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = model
-
-        def forward(self, source: Tensor, target: Tensor) -> Tensor:
-            return self.inner(source, target)[1].output
-
     with num_threads(1):
-        train(_Logits(), make_batch, steps=steps, lr=3e-3, seed=seed, accuracy_fn=None)
+        train(LogitsOnly(model), make_batch, steps=steps, lr=3e-3, seed=seed, accuracy_fn=None)
         model.eval()
         test_src, test_tgt = reverse_task(256, seq_len, vocab_size, seed=10_000 + seed)
         test_in = torch.cat([torch.full((256, 1), BOS_TOKEN), test_tgt[:, :-1]], dim=1)

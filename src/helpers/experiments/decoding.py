@@ -29,7 +29,7 @@ from torch import Tensor
 
 from helpers.attention import repeat_kv
 from helpers.memory import kv_cache_bytes
-from helpers.models import TinyConfig, TinyGPT
+from helpers.models import LogitsOnly, TinyConfig, TinyGPT
 from helpers.multihead import KVCache
 from helpers.train import num_threads, set_seed, train
 
@@ -333,17 +333,6 @@ class QualityRun:
     seconds: float
 
 
-class _Logits(torch.nn.Module):
-    """Wraps a tiny GPT so that the training loop gets its logits."""
-
-    def __init__(self, model: TinyGPT) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, tokens: Tensor) -> Tensor:
-        return self.model(tokens).output  # (B, L, V)
-
-
 def gqa_quality_runs(
     seeds: Sequence[int] = (0, 1, 2), *, kv_heads: Sequence[int] = (4, 2, 1), num_heads: int = 4,
     seq_len: int = 16, vocab_size: int = 8, lags: tuple[int, ...] = (3,), embed_dim: int = 32,
@@ -384,7 +373,7 @@ def gqa_quality_runs(
             targets[:, :first - 1] = -100  # the random start is not predictable: not in the loss
             return x[:, :-1], targets
 
-        train(_Logits(model), make_batch, steps=n_steps, lr=lr, accuracy_fn=None, seed=seed + offset,
+        train(LogitsOnly(model), make_batch, steps=n_steps, lr=lr, accuracy_fn=None, seed=seed + offset,
               warmup_steps=20 if offset == 0 else 0)
 
     runs: dict[str, list[QualityRun]] = {}

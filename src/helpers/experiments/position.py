@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from helpers.models import TinyConfig, TinyEncoder, TinyGPT
+from helpers.models import LogitsOnly, TinyConfig, TinyEncoder, TinyGPT
 from helpers.multihead import MultiHeadAttention
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, transformer_xl_scores
 from helpers.tasks import reverse_task
@@ -117,24 +117,13 @@ def order_task_runs(
                 def make_batch(step: int, seed: int = seed) -> tuple[Tensor, Tensor]:
                     return reverse_task(batch, seq_len, vocab_size, seed=seed * 100_000 + step)
 
-                train(_LogitsOnly(model), make_batch, steps=steps, lr=3e-3, accuracy_fn=None, seed=seed)
+                train(LogitsOnly(model), make_batch, steps=steps, lr=3e-3, accuracy_fn=None, seed=seed)
                 model.eval()
                 with torch.no_grad():
                     pred = model(test_x).output.argmax(-1)  # (N, L)
                 runs.setdefault(positional, []).append(
                     OrderRun(positional, seed, (pred == test_y).float().mean().item()))
     return runs
-
-
-class _LogitsOnly(torch.nn.Module):
-    """Wraps a tiny model so that the training loop gets ``(logits, None)``."""
-
-    def __init__(self, model: torch.nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, tokens: Tensor) -> Tensor:
-        return self.model(tokens).output  # (B, L, V)
 
 
 @torch.no_grad()
@@ -273,7 +262,7 @@ def extrapolation_runs(
                     targets[:, :first - 1] = -100  # x_1 .. x_{first-1} are random: not predictable, not in the loss
                     return x[:, :-1], targets
 
-                train(_LogitsOnly(model), make_batch, steps=steps, lr=lr, accuracy_fn=None, seed=seed,
+                train(LogitsOnly(model), make_batch, steps=steps, lr=lr, accuracy_fn=None, seed=seed,
                       warmup_steps=20)
                 model.eval()
                 with torch.no_grad():

@@ -3,11 +3,11 @@
 - :func:`matched_width`: the width of a plain :class:`~helpers.vision.TinyCNN` whose parameter
   count is closest to that of an SE or CBAM one (a fair comparison adds no parameters).
 - :func:`train_channel_selection`: TinyCNN with or without SE on
-  :func:`helpers.tasks.channel_selection_images`; accuracy and the SE weights of the input
+  :func:`helpers.vision_tasks.channel_selection_images`; accuracy and the SE weights of the input
   channels (informative against decoys).
 - :func:`train_spatial`: TinyCNN with or without CBAM on the one-object task
-  (:func:`helpers.tasks.spatial_object_images`) or the marked-object task
-  (:func:`helpers.tasks.cued_object_images`); accuracy and where CBAM's spatial map puts its weight.
+  (:func:`helpers.vision_tasks.spatial_object_images`) or the marked-object task
+  (:func:`helpers.vision_tasks.cued_object_images`); accuracy and where CBAM's spatial map puts its weight.
 - :func:`map_overlap`, :func:`map_auc`: how much of a spatial map lies on a region, against that
   region's area, and how often the region's pixels outrank the others.
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from helpers.tasks import channel_selection_images, cued_object_images, spatial_object_images
 from helpers.train import num_threads, set_seed, train
 from helpers.vision import TinyCNN
+from helpers.vision_tasks import channel_selection_images, cued_object_images, spatial_object_images
 
 __all__ = ["parameter_count", "matched_width", "ChannelRun", "train_channel_selection", "map_overlap", "map_auc",
            "SpatialRun", "train_spatial"]

@@ -9,10 +9,10 @@ import plotly.graph_objects as go
 import torch
 
 from .. import viz
-from ..experiments.decoding import MODEL_SHAPES, ModelShape, QualityRun, decode_cost, fit_slope, mean_spread
+from ..experiments.decoding import MODEL_SHAPES, ModelShape, QualityRun, decode_cost, fit_slope
 from ..memory import kv_cache_bytes
 from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SKY, VERMILLION
-from .style import dashed, legend_below, significant
+from .style import dashed, legend_below, seed_spread_table, significant
 
 __all__ = ["equivalence_table", "decode_time_figure", "cache_size_figure", "shape_table", "intensity_table",
            "kv_heads_figure", "quality_table"]
@@ -157,8 +157,5 @@ def kv_heads_figure(result: Mapping[str, Sequence[float]]) -> go.Figure:
 
 def quality_table(runs: Mapping[str, Sequence[QualityRun]]) -> str:
     """Held-out accuracy per variant: mean [min, max] over seeds, as Markdown."""
-    rows = ["| model | held-out next-token accuracy: mean [min, max] over seeds |", "|---|---|"]
-    for name, group in runs.items():
-        mean, low, high = mean_spread([r.accuracy for r in group])
-        rows.append(f"| {name} | {mean:.3f} [{low:.3f}, {high:.3f}] |")
-    return "\n".join(rows)
+    return seed_spread_table({name: [r.accuracy for r in group] for name, group in runs.items()},
+                             ("model", "held-out next-token accuracy: mean [min, max] over seeds"))

@@ -12,7 +12,7 @@ from .. import viz
 from ..experiments.position import ExtrapolationRun, OrderRun, mean_spread
 from ..positional import alibi_bias, relative_position_bucket
 from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SIGNED_COLORSCALE, VERMILLION, frame_step
-from .style import decimals, legend_below
+from .style import decimals, legend_below, seed_spread_table
 
 __all__ = ["gaps_table", "order_table", "relative_bias_figure", "transformer_xl_figure", "rope_decay_figure",
            "extrapolation_figure", "extrapolation_table"]
@@ -27,11 +27,8 @@ def gaps_table(gaps: Mapping[str, float]) -> str:
 
 def order_table(runs: Mapping[str, Sequence[OrderRun]]) -> str:
     """Reversal accuracy per positional option: mean and range over seeds."""
-    rows = ["| positions | held-out token accuracy: mean [min, max] over seeds |", "|---|---|"]
-    for name, group in runs.items():
-        mean, low, high = mean_spread([r.accuracy for r in group])
-        rows.append(f"| {name} | {mean:.3f} [{low:.3f}, {high:.3f}] |")
-    return "\n".join(rows)
+    return seed_spread_table({name: [r.accuracy for r in group] for name, group in runs.items()},
+                             ("positions", "held-out token accuracy: mean [min, max] over seeds"))
 
 
 def relative_bias_figure(num_heads: int = 8, length: int = 128) -> go.Figure:

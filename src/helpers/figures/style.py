@@ -1,5 +1,5 @@
 """Small drawing helpers shared by the chapters' figure modules: rounding for the page, dashed
-reference lines, a legend under the plot.
+reference lines, a legend under the plot, a table of per-seed results.
 
 Figures are stored in the page as JSON: rounding what they carry keeps each page small (the
 book's budget is 1 MB of its own per page) without changing what a reader can see.
@@ -7,12 +7,13 @@ book's budget is 1 MB of its own per page) without changing what a reader can se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["significant", "decimals", "legend_below", "dashed"]
+__all__ = ["significant", "decimals", "legend_below", "dashed", "seed_spread_table"]
 
 
 def significant(values: Sequence[float] | np.ndarray, digits: int = 4) -> list[float]:
@@ -41,3 +42,19 @@ def dashed(fig: go.Figure, *names: str, color: str | None = None) -> go.Figure:
                 trace.line.color = color
                 trace.marker.color = color
     return fig
+
+
+def seed_spread_table(values: Mapping[str, Sequence[float]], header: tuple[str, str]) -> str:
+    """A Markdown table of one result per row name: its mean and ``[min, max]`` over seeds.
+
+    Args:
+        values: ``{row name: the per-seed values}``.
+        header: The two column titles.
+
+    Returns:
+        The table, one row per name, e.g. ``| rope | 0.912 [0.880, 0.950] |``.
+    """
+    rows = [f"| {header[0]} | {header[1]} |", "|---|---|"]
+    for name, group in values.items():
+        rows.append(f"| {name} | {statistics.fmean(group):.3f} [{min(group):.3f}, {max(group):.3f}] |")
+    return "\n".join(rows)

@@ -1,0 +1,385 @@
+"""The Chinese edition at build time: its checks and the rewriting of its pages (part of :mod:`editions`).
+
+Before the build, the Chinese edition checks that its search can index Chinese (``jieba``) and
+that its code cells are its English pages' (the notebook cache matches a notebook by its code),
+and runs a notebook missing from the cache in its English page's folder. When a page is resolved,
+it replaces each figure's caption and text alternative by the Chinese ones the page gives
+(``figure-text``), a glued English phrase by its Chinese (``glue_text``), a quiz's questions by
+those of its Chinese file, and renders ``edition-status`` (the Chinese intro).
+"""
+
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives
+from editions_drift import Drift, check, code_differences, english_revision
+from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
+from editions_switch import edition_of, english_inventory, english_root, raw_outputs, set_raw
+
+__all__ = [
+    "GLUE_TEXT_KEY",
+    "QUIZ_STRINGS",
+    "EditionStatus",
+    "FigureText",
+    "edition_status",
+    "figure_text",
+    "status_sentences",
+    "translate_figure",
+    "translate_glued",
+    "translate_quiz",
+]
+
+
+def _execute_in_english_folders(srcdir: Path) -> None:
+    """Chinese edition: a notebook the cache lacks runs in its English page's folder.
+
+    A code cell that reads a file relative to its page (a chapter's quiz, ``../quizzes/ch03.json``)
+    then reads the English file, as in the English build, so that the run is the English run and
+    its outputs are the ones the English build caches. (myst-nb runs a notebook in its source's
+    folder, ``NotebookClientCache.path.parent``: this wraps ``start_client`` to point ``path`` at the
+    English page for the time of the run.)
+    """
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    original = NotebookClientCache.start_client
+    if getattr(original, "_editions_english_folder", False):
+        return
+
+    def start_client(self: Any) -> None:
+        chinese = self._path
+        english = None
+        if chinese is not None:
+            try:
+                english = srcdir.parent / Path(chinese).resolve().relative_to(srcdir)
+            except ValueError:
+                english = None
+        if english is None or not english.is_file():
+            return original(self)
+        self._path = english
+        try:
+            return original(self)
+        finally:
+            self._path = chinese
+
+    start_client._editions_english_folder = True  # type: ignore[attr-defined]
+    NotebookClientCache.start_client = start_client
+
+
+def _builder_inited(app: Any) -> None:
+    """Chinese edition: checks its search can index Chinese, and that its code is the English code."""
+    if edition_of(app) != "zh" or app.builder.format != "html":
+        return
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+    _execute_in_english_folders(Path(app.srcdir).resolve())
+    try:
+        import jieba
+    except ImportError:
+        logger.warning("jieba is not installed: Sphinx's Chinese search indexes no Chinese word (pip install jieba)",
+                       type="editions", subtype="search")
+    else:
+        import logging as std_logging
+
+        jieba.setLogLevel(std_logging.WARNING)  # not its "Building prefix dict..." on every build
+    root = english_root(app)
+    for docname in toc_docnames(Path(app.srcdir)):
+        chinese, english = source_path(Path(app.srcdir), docname), source_path(root, docname)
+        if chinese is None or english is None:
+            if english is None:
+                logger.warning("%s has no English page %s", docname, docname, type="editions", subtype="source")
+            continue
+        differences = code_differences(english, chinese)
+        if differences:
+            logger.warning("%s: its code cells differ from %s's (%s): run python book/_ext/editions.py "
+                           "--sync-code %s", chinese.relative_to(root), english.relative_to(root),
+                           "; ".join(differences[:3]), chinese.relative_to(root), type="editions", subtype="code")
+
+
+
+
+class figure_text(nodes.General, nodes.Element):  # noqa: N801 (docutils names its nodes in lower case)
+    """A figure's Chinese caption and text alternative, applied to the code cell before it."""
+
+
+class FigureText(Directive):
+    """``figure-text``: the Chinese caption (its content) and text alternative (``:alt:``) of the
+    figure drawn by the code cell just before it."""
+
+    has_content = True
+    option_spec = {"alt": directives.unchanged_required}
+
+    def run(self) -> list[Any]:
+        """The :class:`figure_text` node, applied to the figure at the end of the build."""
+        caption = " ".join("\n".join(self.content).split())
+        if not caption or not self.options.get("alt"):
+            raise self.error("figure-text needs the caption as its content and the text alternative as :alt:")
+        node = figure_text()
+        node["caption"], node["alt"] = caption, " ".join(self.options["alt"].split())
+        node.source, node.line = self.state_machine.get_source_and_line(self.lineno)
+        return [node]
+
+
+_FIGCAPTION = re.compile(r"<figcaption>(.*?)</figcaption>", re.DOTALL)
+_ALT_PARAGRAPH = re.compile(r'<p id="[^"]*-alt" class="book-figure-alt"[^>]*>(.*?)</p>', re.DOTALL)
+_GROUP_LABEL = re.compile(r'<figure class="book-figure"><div role="group" aria-label="([^"]*)"')
+
+
+def translate_figure(markup: str, caption: str, alt: str) -> str | None:
+    """A captioned figure's HTML (``helpers.viz.captioned``) with another caption and text alternative.
+
+    Args:
+        markup: The figure's HTML output.
+        caption: The new caption (plain text).
+        alt: The new text alternative (plain text).
+
+    Returns:
+        The new HTML, or ``None`` when ``markup`` holds no captioned figure.
+    """
+    found = _FIGCAPTION.search(markup)
+    if found is None:
+        return None
+    alt_found = _ALT_PARAGRAPH.search(markup) or _GROUP_LABEL.search(markup)
+    if alt_found is not None and alt_found.group(1):
+        markup = markup.replace(f'aria-label="{alt_found.group(1)}"', f'aria-label="{html.escape(alt)}"')
+        markup = markup.replace(f">{alt_found.group(1)}</p>", f">{html.escape(alt)}</p>")
+    return _FIGCAPTION.sub(lambda _: f"<figcaption>{html.escape(caption)}</figcaption>", markup, count=1)
+
+
+def _is_code_cell(node: Any) -> bool:
+    return getattr(node, "get", None) is not None and node.get("nb_element") == "cell_code"
+
+
+def _apply_figure_texts(app: Any, doctree: Any, docname: str) -> None:
+    """Each ``figure-text`` onto the figure of the code cell before it; a captioned figure left in
+    English is reported."""
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+    translated = set()
+    for node in list(doctree.findall(figure_text)):
+        parent = node.parent
+        index = parent.index(node)
+        cell = next((sibling for sibling in reversed(parent.children[:index]) if _is_code_cell(sibling)), None)
+        done = False
+        if cell is not None:
+            for output in raw_outputs(cell):
+                new = translate_figure(output.astext(), node["caption"], node["alt"])
+                if new is not None and id(output) not in translated:
+                    set_raw(output, new)
+                    translated.add(id(output))
+                    done = True
+                    break
+        if not done:
+            logger.warning("figure-text: no captioned figure in the code cell before it", location=node,
+                           type="editions", subtype="figure")
+        parent.remove(node)
+    for output in raw_outputs(doctree):
+        match = _FIGCAPTION.search(output.astext())
+        if match and id(output) not in translated:
+            logger.warning("a figure's caption is still English (add a figure-text after its cell): %s",
+                           html.unescape(match.group(1))[:120], location=(docname, output.line),
+                           type="editions", subtype="figure")
+
+
+GLUE_TEXT_KEY = "glue_text"
+"""The front-matter key of a Chinese page's translations of the English phrases its code glues."""
+_ENGLISH_PHRASE = re.compile(r"[A-Za-z]{3,}")
+
+
+def translate_glued(text: str, phrases: dict[str, str]) -> str | None:
+    """A glued English phrase in Chinese, by a page's ``glue_text`` table.
+
+    Args:
+        text: The glued value, e.g. ``"3 of them"``.
+        phrases: ``{English pattern: Chinese pattern}``; ``{name}`` in a pattern stands for any text,
+            carried over (``{"{n} of them": "有 {n} 个"}``).
+
+    Returns:
+        The Chinese text, or ``None`` when no pattern matches.
+    """
+    for english, chinese in phrases.items():
+        parts = re.split(r"\{(\w+)\}", english)
+        pattern = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
+        match = re.fullmatch(pattern, text.strip())
+        if match:
+            return chinese.format(**match.groupdict())
+    return None
+
+
+def _apply_glue_text(app: Any, doctree: Any, docname: str) -> None:
+    """Glued English phrases (``{glue:text}`` of a value such as ``"none of them"``) in Chinese."""
+    from sphinx.util import logging
+
+    source = source_path(Path(app.srcdir), docname)
+    if source is None or source.suffix != ".md":
+        return
+    phrases = (yaml.safe_load(split_front_matter(source.read_text(encoding="utf-8"))[0]) or {}).get(GLUE_TEXT_KEY)
+    for node in doctree.findall(nodes.inline):
+        if "pasted-text" not in node.get("classes", []):
+            continue
+        text = node.astext()
+        chinese = translate_glued(text, phrases or {})
+        if chinese is not None:
+            node.children = [nodes.Text(chinese)]
+        elif len(_ENGLISH_PHRASE.findall(text)) >= 2:
+            logging.getLogger(__name__).warning(
+                "the glued text %r is English: give its Chinese in the page's front matter (%s:)", text,
+                GLUE_TEXT_KEY, location=node, type="editions", subtype="glue")
+
+
+QUIZ_STRINGS = {"'Check'": "'核对'", '"Correct!"': '"正确！"', '"Correct"': '"正确"',
+                '"Incorrect -- try again."': '"不对，再试一次。"', '"Incorrect. Try again."': '"不对，再试一次。"',
+                '"Type numeric answer here:"': '"输入数值答案："'}
+"""The quiz's own interface strings (helpers.viz.quiz's button, jupyterquiz's default feedback) in Chinese."""
+_QUIZ_VARIABLE = re.compile(r"var questions([A-Za-z]+)=")
+
+
+def translate_quiz(markup: str, questions: list[dict[str, Any]]) -> str | None:
+    """A quiz's HTML (``helpers.viz.quiz``) showing other questions, with its buttons in Chinese.
+
+    Args:
+        markup: The quiz's HTML output.
+        questions: The questions to show instead (jupyterquiz's format).
+
+    Returns:
+        The new HTML, or ``None`` when ``markup`` holds no quiz.
+    """
+    found = _QUIZ_VARIABLE.search(markup)
+    if found is None:
+        return None
+    old, end = json.JSONDecoder().raw_decode(markup, found.end())
+    if len(old) != len(questions):
+        raise ValueError(f"questions: {len(questions)} questions for a quiz of {len(old)}")
+    markup = markup[:found.end()] + json.dumps(questions).replace("</", "<\\/") + markup[end:]
+    for english, chinese in QUIZ_STRINGS.items():
+        markup = markup.replace(english, chinese)
+    return markup
+
+
+def _apply_quizzes(app: Any, doctree: Any, docname: str) -> None:
+    """A quiz in a Chinese page shows the questions of its Chinese file."""
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+    root = english_root(app)
+    english = source_path(root, docname)
+    if english is None:
+        return
+    quizzes = quiz_sources(english.relative_to(root).as_posix(), root)
+    outputs = [node for node in raw_outputs(doctree) if _QUIZ_VARIABLE.search(node.astext())]
+    for quiz, output in zip(quizzes, outputs):
+        chinese = zh_path(quiz, root)
+        if not chinese.is_file():
+            logger.warning("the quiz %s has no Chinese file %s", quiz, chinese.relative_to(root),
+                           location=docname, type="editions", subtype="quiz")
+            continue
+        try:
+            new = translate_quiz(output.astext(), json.loads(chinese.read_text(encoding="utf-8")))
+        except ValueError as error:
+            logger.warning("%s: %s", chinese.relative_to(root), error, location=docname, type="editions",
+                           subtype="quiz")
+            continue
+        if new is not None:
+            set_raw(output, new)
+
+
+
+class edition_status(nodes.General, nodes.Element):  # noqa: N801
+    """Where ``edition-status`` goes: filled when the page is resolved, from the sources as they are then."""
+
+
+class EditionStatus(Directive):
+    """``edition-status``: the English revision this edition follows, and the pages still to
+    translate or to update."""
+
+    def run(self) -> list[Any]:
+        """The :class:`edition_status` node."""
+        return [edition_status()]
+
+
+def status_sentences(drift: Drift, revision: tuple[str, str, bool], pages: dict[str, str]) -> list[str]:
+    """The Chinese intro's statement of which English revision the edition follows.
+
+    Args:
+        drift: :func:`check`'s result.
+        revision: :func:`english_revision`'s result.
+        pages: ``{English page: its title}`` for naming pages.
+
+    Returns:
+        Sentences (plain text) for the page.
+    """
+    short, date, dirty = revision
+    if short:
+        followed = f"本版译文对应英文版的修订 {short}（{date}）" + ("，外加其后尚未提交的改动" if dirty else "") + "。"
+    else:
+        followed = "本版译文对应构建时的英文源文件（构建目录不是 git 仓库，无法给出修订号）。"
+    sentences = [followed]
+    stale = [page.removeprefix(f"{ZH}/") for page in drift.stale]
+    if stale or drift.missing:
+        names = "、".join(pages.get(page, page) for page in [*stale, *drift.missing])
+        sentences.append(f"以下页面的英文原文在此之后有改动，译文尚待更新：{names}。")
+    else:
+        sentences.append("已译的每一页都与这一修订的英文原文一致。")
+    if drift.pending:
+        sentences.append(f"英文版还有 {len(drift.pending)} 页尚未译出：中文版的目录里暂时没有它们，"
+                         "正文中指向它们的链接会打开英文原文。")
+    return sentences
+
+
+def _fill_status(app: Any, doctree: Any, docname: str) -> None:
+    found = list(doctree.findall(edition_status))
+    if not found:
+        return
+    root = english_root(app)
+    drift = check(root)
+    titles = {}
+    for docname_en, title in english_inventory(app).get("std:doc", {}).items():
+        path = source_path(root, docname_en)
+        if path is not None:
+            titles[path.relative_to(root).as_posix()] = f"“{title[3]}”"
+    sentences = status_sentences(drift, english_revision(root), titles)
+    for node in found:
+        node.replace_self([nodes.paragraph("", sentence) for sentence in sentences])
+
+
+def _status_outdated(app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """``env-get-outdated``: a page with ``edition-status`` is rebuilt every time (the English pages it
+    reports on are not its dependencies)."""
+    pages = []
+    for docname in env.found_docs:
+        path = source_path(Path(app.srcdir), docname)
+        if path is not None and path.suffix == ".md" and "{edition-status}" in path.read_text(encoding="utf-8"):
+            pages.append(docname)
+    return pages
+
+
+def _rewrite_page(app: Any, doctree: Any, docname: str) -> None:
+    """``doctree-resolved``: in Chinese, the figures' captions, the quizzes and the glued phrases; an
+    English page's ``figure-text`` nodes (it has none to apply) are dropped."""
+    if edition_of(app) == "zh":
+        _apply_figure_texts(app, doctree, docname)
+        _apply_quizzes(app, doctree, docname)
+        _apply_glue_text(app, doctree, docname)
+    else:  # a figure-text is the Chinese edition's
+        for node in list(doctree.findall(figure_text)):
+            node.parent.remove(node)
+
+
+def setup(app: Any) -> None:
+    """Registers the Chinese edition's directives, checks and rewriting (loaded by both editions: an
+    English build drops a stray ``figure-text``)."""
+    app.add_node(figure_text)
+    app.add_node(edition_status)
+    app.add_directive("figure-text", FigureText)
+    app.add_directive("edition-status", EditionStatus)
+    app.connect("builder-inited", _builder_inited)
+    app.connect("doctree-resolved", _rewrite_page)
+    app.connect("doctree-resolved", _fill_status)
+    app.connect("env-get-outdated", _status_outdated)
