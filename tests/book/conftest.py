@@ -3,7 +3,9 @@
 The book is built once per test session by ``scripts/build.sh``, the build step of the README's
 ``scripts/build-book.sh`` (``python -m helpers.site_vendor _build/html``, then
 ``jupyter-book build . -W -n --keep-going``), the first time a test asks for it; every later test of
-the session reuses that build.
+the session reuses that build. When ``scripts/build.sh`` has just built the book from the same files
+(``scripts/build-book.sh`` before ``scripts/test.sh``, as CI does), that build and its log are taken
+instead: the book is built once.
 Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
 terminal summary.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -49,9 +52,29 @@ def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
 
 
+def _recorded_build() -> Build | None:
+    """The last build of ``scripts/build.sh`` (e.g. ``scripts/build-book.sh``'s, just before
+    ``scripts/test.sh`` in CI) when it succeeded from the files here now (``scripts/build_record.py``)."""
+    spec = importlib.util.spec_from_file_location("build_record", ROOT / "scripts" / "build_record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = module.reusable(ROOT)
+    if record is None:
+        return None
+    log = str(record["log"])
+    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
+    MEASUREMENTS.append(f"book build: {record['seconds']:.0f} s (exit {record['returncode']}, {len(warnings)} "
+                        f"warnings), scripts/build.sh's build of {record['finished']} from these files, not run again")
+    return Build(int(record["returncode"]), log, float(record["seconds"]), warnings=warnings)
+
+
 @pytest.fixture(scope="session")
 def book_build() -> Build:
-    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``)."""
+    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``), or
+    takes the build that ``scripts/build.sh`` has just made from the same files (its recorded log)."""
+    recorded = _recorded_build()
+    if recorded is not None:
+        return recorded
     env = {**os.environ, **ENV}
     start = time.perf_counter()
     # The build of the README's command (scripts/build-book.sh = scripts/setup.sh + this script).
