@@ -119,6 +119,14 @@ def pages(built_html: Path) -> list[Path]:
     return site_pages(built_html)
 
 
+@pytest.fixture(scope="session")
+def browser_pages(built_html: Path, pages: list[Path]) -> list[Path]:
+    """The pages the browser loads (:func:`browser.browser_sample`): every page template, every chapter."""
+    from browser import browser_sample
+
+    return browser_sample(built_html, pages)
+
+
 @dataclass
 class DesktopVisit:
     """One page loaded once on a desktop screen: what three test modules read from the same load."""
@@ -129,18 +137,19 @@ class DesktopVisit:
 
 
 @pytest.fixture(scope="session")
-def desktop_visits(site: Site, chromium: Any, pages: list[Path]) -> dict[str, DesktopVisit]:
-    """Every page loaded once at 1280 x 900 in a fresh context (empty cache and local storage),
+def desktop_visits(site: Site, chromium: Any, browser_pages: list[Path]) -> dict[str, DesktopVisit]:
+    """Every page (of the module-source pages, ``browser.MODULE_SAMPLE``) loaded once at 1280 x 900
+    in a fresh context (empty cache and local storage),
     requests off the site aborted and recorded; once its figures, views, widgets and math are done
     and the network is idle, the browser tests' report, the page weight's resource timing and
     state, then axe-core and the accessibility checks are read from it. One load a page instead of
     three (each took 2-4 s: about 10 minutes of the test run)."""
+    from browser import _READY, Visit, evaluate_settled, report, watch
     from test_accessibility_browser import A11yVisit, audit
-    from test_browser import _READY, Visit, evaluate_settled, report, watch
     from test_page_weight import LOAD_TIMEOUT_MS, FirstVisit, first_visit_of
 
     visits = {}
-    for path in pages:
+    for path in browser_pages:
         name = path.relative_to(site.root).as_posix()
         browser, first, a11y = Visit(name), FirstVisit(name), A11yVisit(name)
         context = chromium.new_context(viewport={"width": 1280, "height": 900})

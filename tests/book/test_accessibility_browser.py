@@ -26,7 +26,7 @@ from typing import Any
 
 import plotly.colors
 import pytest
-from test_browser import _READY, Visit, evaluate_settled, watch
+from browser import _READY, Visit, evaluate_settled, watch
 
 from helpers.viz.style import MASK_COLORSCALE, PALETTE, to_rgb
 

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from test_browser import _READY, _REPORT, Visit, evaluate_settled, unexpected, watch
+from browser import _READY, _REPORT, Visit, evaluate_settled, unexpected, watch
 from test_build import MAX_PAGE_BYTES, is_external, resources
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import evaluate_settled
+from browser import evaluate_settled
 from test_build import resources
 
 from helpers.site_assets import figure_trace_types, fontawesome_icons, slim_page
