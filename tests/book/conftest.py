@@ -172,6 +172,44 @@ def desktop_visits(site: Site, chromium: Any, browser_pages: list[Path]) -> dict
     return visits
 
 
+class FigurePages:
+    """The figure pages of the interaction tests (sliders and menus, by mouse and by keyboard), each
+    opened at 1280 x 900 in a browser context of its own the first time a test asks for it, its
+    figures drawn, and kept open for the next test: one load a page instead of one a test. The tests
+    start from whatever state the one before left (each picks its step or entry from the current one)."""
+
+    def __init__(self, chromium: Any, site: Site) -> None:
+        self._chromium, self._site = chromium, site
+        self._open: dict[str, tuple[Any, Any]] = {}
+        self.uses = 0
+
+    def __call__(self, name: str) -> Any:
+        """The loaded page ``name`` (a path of the site, e.g. ``book/figures.html``)."""
+        from browser import open_ready
+
+        self.uses += 1
+        if name not in self._open:
+            self._open[name] = open_ready(self._chromium, f"{self._site.url}/{name}")
+        return self._open[name][1]
+
+    def close(self) -> None:
+        MEASUREMENTS.append(f"figure pages: {len(self._open)} loaded once for {self.uses} uses by the slider, "
+                            "menu and keyboard tests")
+        for context, _ in self._open.values():
+            context.close()
+        self._open.clear()
+
+
+@pytest.fixture(scope="session")
+def figure_pages(chromium: Any, site: Site) -> Iterator[FigurePages]:
+    """One open page a figure page, shared by the interaction tests (:class:`FigurePages`)."""
+    pages = FigurePages(chromium, site)
+    try:
+        yield pages
+    finally:
+        pages.close()
+
+
 @pytest.fixture(scope="session")
 def measurements() -> list[str]:
     """Append a line here to have it printed in the terminal summary."""

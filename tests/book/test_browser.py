@@ -159,14 +159,14 @@ def slider_step_points(page: Any, figure_id: str) -> list[tuple[float, float]]:
     return [tuple(point) for point in points]
 
 
-def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, visits: dict[str, Visit],
+def test_moving_a_slider_step_redraws_the_figure_fast(figure_pages: Any, visits: dict[str, Visit],
                                                        measurements: list[str]) -> None:
     latencies = []
     for name, visit in visits.items():
         ids = [f["id"] for f in visit.report["figures"] if f["sliders"]]
         if not ids:
             continue
-        context, page = open_ready(chromium, f"{site.url}/{name}")
+        page = figure_pages(name)  # shared with the keyboard tests (conftest.FigurePages)
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_SIGNATURE, figure_id)
@@ -184,7 +184,6 @@ def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, 
             assert after["drawn"] != before["drawn"], f"{name} #{figure_id}: the slider step redrew nothing"
             latencies.append(latency)
             measurements.append(f"slider step: {latency:6.1f} ms  {name} #{figure_id}")
-        context.close()
     assert latencies, "no figure with a slider on any page"
     median = statistics.median(latencies)
     measurements.append(f"slider step: median {median:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)}")
@@ -203,7 +202,7 @@ _DRAWN = """id => {
 }"""
 
 
-def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: dict[str, Visit]) -> None:
+def test_every_menu_choice_redraws_its_figure(figure_pages: Any, visits: dict[str, Visit]) -> None:
     """Each dropdown of every page: picking another entry changes the data shown and what is drawn."""
     centre = """([id, selector, n]) => { const r = document.getElementById(id).querySelectorAll(selector)[n]
         .getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }"""
@@ -212,7 +211,7 @@ def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: 
         ids = [f["id"] for f in visit.report["figures"] if f["menus"]]
         if not ids:
             continue
-        context, page = open_ready(chromium, f"{site.url}/{name}")
+        page = figure_pages(name)  # shared with the keyboard tests (conftest.FigurePages)
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_DRAWN, figure_id)
@@ -230,12 +229,11 @@ def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: 
             assert after["data"] != before["data"], f"{name} #{figure_id}: the menu choice left the data unchanged"
             assert after["drawn"] != before["drawn"], f"{name} #{figure_id}: the menu choice redrew nothing"
             checked += 1
-        context.close()
     assert checked, "no figure with a menu on any page"
 
 
-def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None:
-    context, page = open_ready(chromium, f"{site.url}/book/figures.html")
+def test_a_head_menu_choice_shows_another_head(figure_pages: Any) -> None:
+    page = figure_pages("book/figures.html")
     figure_id = page.evaluate("""() => [...document.querySelectorAll('.book-plotly-figure')]
         .find(gd => gd.layout.updatemenus && gd.layout.updatemenus.length && gd.data.length === 12).id""")
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
@@ -248,7 +246,6 @@ def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None
     page.mouse.click(*page.evaluate(centre, [figure_id, ".updatemenu-dropdown-button", 4]))
     page.wait_for_function("id => document.getElementById(id).data[4].visible === true", arg=figure_id, timeout=5000)
     visible = page.evaluate("id => document.getElementById(id).data.map(t => t.visible)", figure_id)
-    context.close()
     assert visible == [i == 4 for i in range(12)]
 
 
