@@ -1,5 +1,5 @@
-"""The module-source pages (Sphinx's viewcode, ``_modules/``: one template, about half the English
-site's pages) without a browser. The browser tests load ``browser.MODULE_SAMPLE`` of them (every
+"""The module-source pages (Sphinx's viewcode, ``_modules/``: one template, about half of each
+edition's pages) without a browser. The browser tests load ``browser.MODULE_SAMPLE`` of them (every
 other page of the site they load all); here every module page is checked to hold nothing the sample
 does not: the same scripts and stylesheets (so the same code runs in it as in the sample), no
 highlighting token class the sample lacks (what axe-core's contrast check reads), and no heading word
@@ -22,9 +22,12 @@ _TOKEN = re.compile(r'<span class="([a-z][a-z0-9]{0,3})">')  # Pygments' short t
 _H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
 
 
-def module_pages(html: Path, pages: list[Path]) -> dict[str, Path]:
-    return {page.relative_to(html).as_posix(): page for page in pages
-            if page.relative_to(html).as_posix().startswith("_modules/")}
+EDITIONS = ("", "zh")  # the English edition at the site's root, the Chinese one in zh/
+
+
+def module_pages(html: Path) -> dict[str, Path]:
+    """An edition's module-source pages, by their path in the edition."""
+    return {page.relative_to(html).as_posix(): page for page in sorted((html / "_modules").rglob("*.html"))}
 
 
 def loaded(html: Path, page: Path) -> tuple[tuple[str, str], ...]:
@@ -39,21 +42,25 @@ def longest_heading_word(page: Path) -> int:
     return max((len(word) for word in text.split()), default=0)
 
 
-def test_the_sample_is_module_pages_of_the_site(built_html: Path, pages: list[Path]) -> None:
-    modules = module_pages(built_html, pages)
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_the_sample_is_module_pages_of_the_site(built_html: Path, edition: str) -> None:
+    modules = module_pages(built_html / edition)
     assert len(modules) > 2 * len(MODULE_SAMPLE), f"only {len(modules)} module pages"
     assert set(MODULE_SAMPLE) <= set(modules), f"not in the site: {set(MODULE_SAMPLE) - set(modules)}"
 
 
-def test_every_module_page_loads_what_a_sampled_page_loads(built_html: Path, pages: list[Path]) -> None:
-    modules = module_pages(built_html, pages)
-    sampled = {loaded(built_html, modules[name]) for name in MODULE_SAMPLE}
-    other = sorted(name for name, page in modules.items() if loaded(built_html, page) not in sampled)
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_every_module_page_loads_what_a_sampled_page_loads(built_html: Path, edition: str) -> None:
+    html = built_html / edition
+    modules = module_pages(html)
+    sampled = {loaded(html, modules[name]) for name in MODULE_SAMPLE}
+    other = sorted(name for name, page in modules.items() if loaded(html, page) not in sampled)
     assert not other, f"module pages that load what no sampled page loads (add one to MODULE_SAMPLE): {other}"
 
 
-def test_every_module_pages_highlighting_and_headings_are_in_the_sample(built_html: Path, pages: list[Path]) -> None:
-    modules = module_pages(built_html, pages)
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_every_module_pages_highlighting_and_headings_are_in_the_sample(built_html: Path, edition: str) -> None:
+    modules = module_pages(built_html / edition)
     tokens = {name: set(_TOKEN.findall(page.read_text(encoding="utf-8"))) for name, page in modules.items()}
     sampled = set().union(*(tokens[name] for name in MODULE_SAMPLE))
     assert {"k", "nn", "s2"} <= sampled, sampled  # a keyword, a module name, a string: the sample is highlighted
