@@ -131,7 +131,7 @@ def browser_pages(built_html: Path, pages: list[Path]) -> list[Path]:
 class DesktopVisit:
     """One page loaded once on a desktop screen: what three test modules read from the same load."""
 
-    browser: Any  # test_browser.Visit: errors, requests, the figures' report
+    browser: Any  # browser.Visit: errors, requests, the figures' report
     first: Any  # test_page_weight.FirstVisit: bytes fetched, console warnings, theme state
     a11y: Any  # test_accessibility_browser.A11yVisit: axe-core, the figures' names and descriptions
 
