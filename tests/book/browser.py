@@ -167,6 +167,7 @@ def report(page: Any) -> dict[str, Any]:
 PHONE = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 """``new_context`` options of a phone (with the width and height given to :func:`open_ready`)."""
 
+
 def open_ready(chromium: Any, url: str, width: int = 1280, height: int = 900, **options: Any) -> tuple[Any, Any]:
     """A fresh browser context (desktop-sized unless told otherwise; ``options`` go to
     ``new_context``, e.g. :data:`PHONE`) with ``url`` loaded and its figures drawn."""

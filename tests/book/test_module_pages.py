@@ -20,6 +20,7 @@ pytestmark = pytest.mark.book
 
 _TOKEN = re.compile(r'<span class="([a-z][a-z0-9]{0,3})">')  # Pygments' short token classes
 _H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
+_ICON = re.compile(r'<(?:i|span)\b[^>]*\bclass="([^"]*\bfa-[^"]*)"')
 
 
 EDITIONS = ("", "zh")  # the English edition at the site's root, the Chinese one in zh/
@@ -69,3 +70,14 @@ def test_every_module_pages_highlighting_and_headings_are_in_the_sample(built_ht
     longest = max(longest_heading_word(modules[name]) for name in MODULE_SAMPLE)
     longer = {name: n for name, page in modules.items() if (n := longest_heading_word(page)) > longest}
     assert not longer, f"headings with a word longer than the sample's ({longest}): add one to MODULE_SAMPLE: {longer}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_every_module_pages_icons_are_in_the_sample(built_html: Path, edition: str) -> None:
+    """The theme's icons (``<i class="fa-...">``, drawn by Font Awesome in the browser): none the sample lacks."""
+    modules = module_pages(built_html / edition)
+    icons = {name: set(_ICON.findall(page.read_text(encoding="utf-8"))) for name, page in modules.items()}
+    sampled = set().union(*(icons[name] for name in MODULE_SAMPLE))
+    assert sampled, "no icon on the sampled pages"
+    lacking = {name: sorted(found - sampled) for name, found in icons.items() if found - sampled}
+    assert not lacking, f"icons no sampled page shows (add a page that has them to MODULE_SAMPLE): {lacking}"
