@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 from browser import MODULE_SAMPLE
-from test_build import resources
 
 pytestmark = pytest.mark.book
 
 _TOKEN = re.compile(r'<span class="([a-z][a-z0-9]{0,3})">')  # Pygments' short token classes
 _H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
+_SCRIPT = re.compile(r'<script[^>]*\bsrc="([^"]*)"')
+_STYLESHEET = re.compile(r'<link[^>]*\brel="(?:stylesheet|preload)"[^>]*\bhref="([^"]*)"')
 _ICON = re.compile(r'<(?:i|span)\b[^>]*\bclass="([^"]*\bfa-[^"]*)"')
 
 
@@ -31,11 +32,13 @@ def module_pages(html: Path) -> dict[str, Path]:
     return {page.relative_to(html).as_posix(): page for page in sorted((html / "_modules").rglob("*.html"))}
 
 
-def loaded(html: Path, page: Path) -> tuple[tuple[str, str], ...]:
-    """What the page loads, each URL resolved against the page (so that pages at any depth compare)."""
+def loaded(html: Path, page: Path) -> tuple[str, ...]:
+    """The scripts and stylesheets the page loads, each URL resolved against the page (so that pages
+    at any depth compare)."""
+    text = page.read_text(encoding="utf-8")
+    urls = _SCRIPT.findall(text) + _STYLESHEET.findall(text)
     folder = posixpath.dirname(page.relative_to(html).as_posix())
-    return tuple((tag, posixpath.normpath(posixpath.join(folder, url.split("?")[0].split("#")[0])))
-                 for tag, url in resources(page).urls)
+    return tuple(posixpath.normpath(posixpath.join(folder, url.split("?")[0].split("#")[0])) for url in urls)
 
 
 def longest_heading_word(page: Path) -> int:
