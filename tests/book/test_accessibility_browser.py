@@ -26,7 +26,7 @@ from typing import Any
 
 import plotly.colors
 import pytest
-from test_browser import _READY, Visit, evaluate_settled, watch
+from browser import _READY, Visit, evaluate_settled, watch
 
 from helpers.viz.style import MASK_COLORSCALE, PALETTE, to_rgb
 
@@ -407,26 +407,18 @@ _DATA = """id => { const gd = document.getElementById(id);
 """What a figure shows: the data of its traces and which of them are visible."""
 
 
-def _open(chromium: Any, url: str) -> tuple[Any, Any]:
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(url, wait_until="load")
-    assert evaluate_settled(page, _READY), f"{url}: the figures did not finish drawing"
-    return context, page
-
-
 def _wait_for_new_data(page: Any, figure_id: str, before: str) -> None:
     page.wait_for_function(f"([id, before]) => ({_DATA})(id) !== before", arg=[figure_id, before], timeout=5000)
 
 
-def test_every_slider_moves_with_the_arrow_keys_home_and_end(site: Any, chromium: Any,
+def test_every_slider_moves_with_the_arrow_keys_home_and_end(figure_pages: Any,
                                                              slider_figures: list[tuple[str, list[str]]]) -> None:
     """Each slider of each figure, focused: ArrowRight (ArrowLeft at the last step) moves it one step
     through Plotly's own step and redraws other data; End and Home reach the last and the first
     step; its ARIA value follows, and the focus ring shows."""
     checked = 0
     for name, ids in slider_figures:
-        context, page = _open(chromium, f"{site.url}/{name}")
+        page = figure_pages(name)  # shared with test_browser's slider and menu tests (conftest.FigurePages)
         for figure_id in ids:
             count = page.evaluate("id => document.getElementById(id).layout.sliders.length", figure_id)
             for i in range(count):
@@ -453,7 +445,6 @@ def test_every_slider_moves_with_the_arrow_keys_home_and_end(site: Any, chromium
                     page.keyboard.press(key)
                     page.wait_for_function(_ACTIVE_IS, arg=[figure_id, i, target], timeout=5000)
                 checked += 1
-        context.close()
     assert checked >= 5, f"only {checked} sliders on the site"
 
 
@@ -479,14 +470,14 @@ _FOCUS_HEADER = """([id, i]) => { const gd = document.getElementById(id);
     .querySelector('.updatemenu-header, .updatemenu-button').focus(); }"""
 
 
-def test_every_menu_opens_and_picks_with_the_keyboard(site: Any, chromium: Any,
+def test_every_menu_opens_and_picks_with_the_keyboard(figure_pages: Any,
                                                       menu_figures: list[tuple[str, list[str]]]) -> None:
     """Each dropdown of each figure, its header focused: Enter opens it with the focus on its
     current entry, ArrowDown moves to the next entry, Enter picks it (Plotly's own click: the data
     changes) and gives the focus back to the folded header; Escape folds an open dropdown."""
     checked = 0
     for name, ids in menu_figures:
-        context, page = _open(chromium, f"{site.url}/{name}")
+        page = figure_pages(name)  # shared with test_browser's slider and menu tests (conftest.FigurePages)
         for figure_id in ids:
             count = page.evaluate("id => document.getElementById(id).layout.updatemenus.length", figure_id)
             for i in range(count):
@@ -525,17 +516,16 @@ def test_every_menu_opens_and_picks_with_the_keyboard(site: Any, chromium: Any,
                     assert folded["focusedHeader"] and folded["header"]["expanded"] == "false", (where, folded)
                     assert folded["entries"] == 0 and folded["active"] == target, (where, folded)
                 checked += 1
-        context.close()
     assert checked >= 3, f"only {checked} menus on the site"
 
 
-def test_a_slider_is_reached_with_tab_and_the_tool_bar_shows_when_focused(site: Any, chromium: Any,
+def test_a_slider_is_reached_with_tab_and_the_tool_bar_shows_when_focused(figure_pages: Any,
                                                                           slider_figures: list[tuple[str, list[str]]]
                                                                           ) -> None:
     """Tab order: from a figure's slider, Shift+Tab goes to the element before it and Tab comes back
     to the slider; Plotly's tool bar, invisible until hovered, shows while one of its buttons has focus."""
     name, ids = slider_figures[0]
-    context, page = _open(chromium, f"{site.url}/{name}")
+    page = figure_pages(name)
     page.evaluate("id => document.getElementById(id).querySelector('.slider-group').focus()", ids[0])
     page.keyboard.press("Shift+Tab")
     left = page.evaluate(
@@ -547,6 +537,5 @@ def test_a_slider_is_reached_with_tab_and_the_tool_bar_shows_when_focused(site: 
     page.wait_for_timeout(400)  # the tool bar fades in
     opacity = page.evaluate(
         "id => Number(getComputedStyle(document.getElementById(id).querySelector('.modebar')).opacity)", ids[0])
-    context.close()
     assert left and landed, f"{name} #{ids[0]}: the slider is not in the page's Tab order"
     assert opacity == 1, f"{name} #{ids[0]}: the tool bar stays invisible (opacity {opacity}) while it has the focus"

@@ -8,138 +8,25 @@ import json
 import re
 import statistics
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import (
+    _CLASHES,
+    _READY,
+    _REPORT,
+    PHONE,
+    WAIT_MS,
+    Visit,
+    evaluate_settled,
+    follow_redirect,
+    open_ready,
+    unexpected,
+    watch,
+)
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
-
-# Console errors allowed explicitly (a message's start): none. (The theme's "Got invalid theme
-# mode" on a first visit is gone: sitebuild.extension gives the theme its default mode, "auto".)
-ALLOWED_CONSOLE_ERRORS: tuple[str, ...] = ()
-WAIT_MS = 20_000
-
-_READY = """async () => {
-  const deadline = Date.now() + %d;
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
-  const done = () => {
-    const figures = [...document.querySelectorAll('.book-plotly-figure')];
-    const plotted = figures.every(gd => gd.classList.contains('js-plotly-plot') && gd._fullLayout);
-    const views = [...document.querySelectorAll('.book-bertviz')];
-    const drawn = views.every(v => v.querySelector('svg'));
-    const wanted = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
-    const widgets = document.querySelectorAll('.jupyter-widgets').length >= wanted;
-    return plotted && drawn && widgets;
-  };
-  while (!done() && Date.now() < deadline) { await sleep(100); }
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
-  await sleep(300);
-  return done();
-}""" % WAIT_MS
-
-_CLASHES = """() => {
-  // A figure's title and its menus (Plotly draws both in the top margin; neither avoids the other).
-  const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left))
-    * Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
-  return [...document.querySelectorAll('.book-plotly-figure')].flatMap(gd => {
-    const title = gd.querySelector('.gtitle');
-    if (!title || !title.textContent.trim()) return [];
-    const t = title.getBoundingClientRect();
-    return [...gd.querySelectorAll('.updatemenu-header')].map(m => m.getBoundingClientRect())
-      .filter(m => overlap(t, m) > 4)
-      .map(m => ({id: gd.id, title: title.textContent.slice(0, 80), titleRight: Math.round(t.right),
-                  menuLeft: Math.round(m.left), width: Math.round(gd.getBoundingClientRect().width)}));
-  });
-}"""
-
-_REPORT = """() => {
-  const figures = [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
-    id: gd.id,
-    traces: gd.data ? gd.data.length : 0,
-    drawn: gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .hm image').length,
-    sliders: gd.layout && gd.layout.sliders ? gd.layout.sliders.length : 0,
-    menus: gd.layout && gd.layout.updatemenus ? gd.layout.updatemenus.length : 0,
-    width: gd.getBoundingClientRect().width,
-  }));
-  const views = [...document.querySelectorAll('.book-bertviz')].map(v => ({
-    texts: [...v.querySelectorAll('svg text')].map(t => t.textContent),
-    rects: v.querySelectorAll('svg rect').length,
-  }));
-  const widgets = {
-    views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
-    rendered: document.querySelectorAll('.jupyter-widgets').length,
-    errors: [...document.querySelectorAll('.jupyter-widgets')].filter(w => /error/i.test(w.className)).length,
-  };
-  const math = {
-    source: document.querySelectorAll('.math').length,
-    typeset: document.querySelectorAll('mjx-container').length,
-  };
-  // Bytes the page fetched: the document and every resource, as the browser measured them.
-  const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
-  const bytes = entries.reduce((sum, e) => sum + (e.encodedBodySize || 0), 0);
-  return {figures, views, widgets, math, bytes, requests: entries.length};
-}"""
-
-
-@dataclass
-class Visit:
-    """What one page did in the browser."""
-
-    name: str
-    ready: bool = False
-    page_errors: list[str] = field(default_factory=list)
-    console_errors: list[str] = field(default_factory=list)
-    external: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    report: dict[str, Any] = field(default_factory=dict)
-
-
-def watch(page: Any, visit: Visit, allowed_prefix: str) -> None:
-    """Records errors and requests of ``page`` into ``visit``; aborts requests off the site."""
-    page.on("pageerror", lambda error: visit.page_errors.append(str(error)))
-    page.on("console", lambda message: visit.console_errors.append(f"{message.text} ({message.location.get('url')})")
-            if message.type == "error" else None)
-    page.on("requestfailed", lambda request: visit.failed.append(f"{request.url}: {request.failure}")
-            if request.url.startswith(allowed_prefix) else None)
-    page.on("response", lambda response: visit.failed.append(f"{response.status} {response.url}")
-            if response.status >= 400 else None)
-
-    def route(route: Any) -> None:
-        if route.request.url.startswith(allowed_prefix) or route.request.url.startswith("data:"):
-            route.continue_()
-        else:
-            visit.external.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", route)
-
-
-def evaluate_settled(page: Any, script: str) -> Any:
-    """Evaluates ``script`` once the page has stopped navigating (the site's root page redirects)."""
-    from playwright.sync_api import Error
-
-    for _ in range(20):
-        try:
-            return page.evaluate(script)
-        except Error as error:
-            if "Execution context was destroyed" not in str(error):
-                raise
-            page.wait_for_timeout(100)  # the old document may still report "load" for a moment
-            page.wait_for_load_state("load")
-    return page.evaluate(script)
-
-
-def unexpected(messages: list[str]) -> list[str]:
-    return [m for m in messages if not any(m.startswith(allowed) for allowed in ALLOWED_CONSOLE_ERRORS)]
-
-
-def report(page: Any) -> dict[str, Any]:
-    """What this module reads from a loaded page (:data:`_REPORT`, with the figures' title clashes)."""
-    result = evaluate_settled(page, _REPORT)
-    result["clashes"] = evaluate_settled(page, _CLASHES)
-    return result
 
 
 @pytest.fixture(scope="session")
@@ -257,24 +144,6 @@ _ARM = """id => {
 }"""
 
 
-def open_ready(chromium: Any, url: str, width: int = 1280, height: int = 900, **options: Any) -> tuple[Any, Any]:
-    """A fresh browser context (desktop-sized unless told otherwise; ``options`` go to
-    ``new_context``, e.g. :data:`PHONE`) with ``url`` loaded and its figures drawn."""
-    context = chromium.new_context(viewport={"width": width, "height": height}, **options)
-    page = context.new_page()
-    page.goto(url, wait_until="load")
-    follow_redirect(page, url)
-    assert evaluate_settled(page, _READY), f"{url}: the page's figures did not finish drawing"
-    return context, page
-
-
-def follow_redirect(page: Any, url: str) -> None:
-    """Waits for a page that redirects (``<meta http-equiv="Refresh">``, the site's root) to load
-    its target, so that nothing evaluated afterwards runs into the navigation."""
-    if evaluate_settled(page, "!!document.querySelector('meta[http-equiv=\"refresh\" i]')"):
-        page.wait_for_url(lambda current: current != url, wait_until="load", timeout=10_000)
-
-
 def slider_step_points(page: Any, figure_id: str) -> list[tuple[float, float]]:
     """Where to click for each step: above the step's tick, on the rail. (Plotly leaves out step
     labels that would overlap, so the labels cannot be counted on; a click on the slider's touch
@@ -290,14 +159,14 @@ def slider_step_points(page: Any, figure_id: str) -> list[tuple[float, float]]:
     return [tuple(point) for point in points]
 
 
-def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, visits: dict[str, Visit],
+def test_moving_a_slider_step_redraws_the_figure_fast(figure_pages: Any, visits: dict[str, Visit],
                                                        measurements: list[str]) -> None:
     latencies = []
     for name, visit in visits.items():
         ids = [f["id"] for f in visit.report["figures"] if f["sliders"]]
         if not ids:
             continue
-        context, page = open_ready(chromium, f"{site.url}/{name}")
+        page = figure_pages(name)  # shared with the keyboard tests (conftest.FigurePages)
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_SIGNATURE, figure_id)
@@ -315,7 +184,6 @@ def test_moving_a_slider_step_redraws_the_figure_fast(site: Any, chromium: Any, 
             assert after["drawn"] != before["drawn"], f"{name} #{figure_id}: the slider step redrew nothing"
             latencies.append(latency)
             measurements.append(f"slider step: {latency:6.1f} ms  {name} #{figure_id}")
-        context.close()
     assert latencies, "no figure with a slider on any page"
     median = statistics.median(latencies)
     measurements.append(f"slider step: median {median:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)}")
@@ -334,7 +202,7 @@ _DRAWN = """id => {
 }"""
 
 
-def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: dict[str, Visit]) -> None:
+def test_every_menu_choice_redraws_its_figure(figure_pages: Any, visits: dict[str, Visit]) -> None:
     """Each dropdown of every page: picking another entry changes the data shown and what is drawn."""
     centre = """([id, selector, n]) => { const r = document.getElementById(id).querySelectorAll(selector)[n]
         .getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }"""
@@ -343,7 +211,7 @@ def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: 
         ids = [f["id"] for f in visit.report["figures"] if f["menus"]]
         if not ids:
             continue
-        context, page = open_ready(chromium, f"{site.url}/{name}")
+        page = figure_pages(name)  # shared with the keyboard tests (conftest.FigurePages)
         for figure_id in ids:
             page.locator(f"#{figure_id}").scroll_into_view_if_needed()
             before = page.evaluate(_DRAWN, figure_id)
@@ -361,12 +229,11 @@ def test_every_menu_choice_redraws_its_figure(site: Any, chromium: Any, visits: 
             assert after["data"] != before["data"], f"{name} #{figure_id}: the menu choice left the data unchanged"
             assert after["drawn"] != before["drawn"], f"{name} #{figure_id}: the menu choice redrew nothing"
             checked += 1
-        context.close()
     assert checked, "no figure with a menu on any page"
 
 
-def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None:
-    context, page = open_ready(chromium, f"{site.url}/book/figures.html")
+def test_a_head_menu_choice_shows_another_head(figure_pages: Any) -> None:
+    page = figure_pages("book/figures.html")
     figure_id = page.evaluate("""() => [...document.querySelectorAll('.book-plotly-figure')]
         .find(gd => gd.layout.updatemenus && gd.layout.updatemenus.length && gd.data.length === 12).id""")
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
@@ -379,7 +246,6 @@ def test_a_head_menu_choice_shows_another_head(site: Any, chromium: Any) -> None
     page.mouse.click(*page.evaluate(centre, [figure_id, ".updatemenu-dropdown-button", 4]))
     page.wait_for_function("id => document.getElementById(id).data[4].visible === true", arg=figure_id, timeout=5000)
     visible = page.evaluate("id => document.getElementById(id).data.map(t => t.visible)", figure_id)
-    context.close()
     assert visible == [i == 4 for i in range(12)]
 
 
@@ -433,8 +299,6 @@ def test_the_site_opened_from_a_file_draws_its_figures(built_html: Path, chromiu
 
 # --- phones and paper: reflow at 320 and 390 px, touch sliders, print ------------------------------
 
-PHONE = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
-"""``new_context`` options of a phone (with the width and height given to :func:`open_ready`)."""
 PHONE_WIDTHS = (320, 390)  # 320 CSS px: the WCAG 1.4.10 "reflow" width; 390: a common phone
 
 _STICKING_OUT = """width => {
@@ -453,15 +317,21 @@ _STICKING_OUT = """width => {
 }"""
 
 
-def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, pages: list[Path],
+def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, browser_pages: list[Path],
                                              measurements: list[str]) -> None:
-    """Every page at 320 and 390 CSS px, touch and device scale 2: the page is exactly as wide as
-    the viewport (long words wrap; wide tables, code and math scroll in their own box), and no
-    figure's title runs under its menu."""
+    """Every page (the module-source pages: ``browser.MODULE_SAMPLE``) at 320 and 390 CSS px, touch
+    and device scale 2: the page is exactly as wide as the viewport (long words wrap; wide tables,
+    code and math scroll in their own box), and no figure's title runs under its menu. One browser
+    context a width, every page loaded in it in turn (a warm cache changes no layout)."""
     wide, clashes, start = {}, {}, time.perf_counter()
-    for path in pages:
-        for width in PHONE_WIDTHS:
-            context, page = open_ready(chromium, site.page_url(path), width, 800, **PHONE)
+    for width in PHONE_WIDTHS:
+        context = chromium.new_context(viewport={"width": width, "height": 800}, **PHONE)
+        page = context.new_page()
+        for path in browser_pages:
+            url = site.page_url(path)
+            page.goto(url, wait_until="load")
+            follow_redirect(page, url)
+            assert evaluate_settled(page, _READY), f"{url}: the page's figures did not finish drawing"
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width != width:
                 wide[f"{path.relative_to(site.root).as_posix()} at {width} px"] = {
@@ -469,8 +339,8 @@ def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, pages: li
             found = page.evaluate(_CLASHES)
             if found:
                 clashes[f"{path.relative_to(site.root).as_posix()} at {width} px"] = found
-            context.close()
-    measurements.append(f"phone widths: {len(pages) * len(PHONE_WIDTHS)} page-width pairs in "
+        context.close()
+    measurements.append(f"phone widths: {len(browser_pages) * len(PHONE_WIDTHS)} page-width pairs in "
                         f"{time.perf_counter() - start:.0f} s, {len(wide)} wider than the screen")
     assert not wide, f"pages that scroll sideways on a phone: {json.dumps(wide, indent=1)}"
     assert not clashes, f"figure titles under a menu on a phone: {json.dumps(clashes, indent=1)}"

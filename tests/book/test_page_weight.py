@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import evaluate_settled
+from browser import evaluate_settled
 from test_build import resources
 
 from helpers.viz.site import FIGURE_MARKER

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import PHONE, Visit, unexpected, watch
+from browser import PHONE, Visit, unexpected, watch
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
