@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+
 from editions_records import ZH, toc_docnames
 
 __all__ = [

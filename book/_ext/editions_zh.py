@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
+
 from editions_drift import Drift, check, code_differences, english_revision
 from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
 from editions_switch import edition_of, english_inventory, english_root, raw_outputs, set_raw
