@@ -22,7 +22,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .checks import check_positive_int
+from .checks import check_int, check_positive_int
 
 __all__ = [
     "sinusoidal_encoding",
@@ -325,18 +325,22 @@ def alibi_bias(
     query_length: int,
     key_length: int,
     *,
-    is_causal: bool = True,
+    is_causal: bool = False,
+    query_offset: int = 0,
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> Tensor:
     """ALiBi's additive bias ``-slope_h * distance(query, key)``.
 
-    Queries are aligned to the end of the keys (bottom-right): query ``i`` sits at position
-    ``S - L + i``, which is where it is when decoding with a KV cache; for ``L == S`` query
-    ``i`` is at position ``i``. With ``is_causal=True`` the bias for a key ``j`` at or before the
-    query is ``-slope * (pos_i - j)`` and keys after the query get ``-inf``, so the bias is the
-    causal mask as well (the paper's causal form). With ``is_causal=False`` it is the symmetric
-    ``-slope * |pos_i - j|``, one common bidirectional extension.
+    Query ``i`` sits at position ``query_offset + i`` and key ``j`` at position ``j``: with the
+    default ``query_offset=0`` the two are aligned at their first token (top-left, as every
+    ``is_causal`` of the package; the table in :mod:`helpers.masks`); when decoding ``L`` new
+    tokens after ``S - L`` cached ones, pass ``query_offset=S - L`` (as :class:`T5RelativeBias`
+    takes it). With ``is_causal=True`` the bias for a key ``j`` at or before the query is
+    ``-slope * (pos_i - j)`` and keys after the query get ``-inf``, so the bias is the causal
+    mask as well (the paper's causal form). With ``is_causal=False`` (the default, as everywhere
+    in the package) it is the symmetric ``-slope * |pos_i - j|``, one common bidirectional
+    extension.
 
     Paper: Press et al., 2022 (ALiBi), section 3. Explained in chapter 6.
 
@@ -345,6 +349,8 @@ def alibi_bias(
         query_length: ``L``.
         key_length: ``S``.
         is_causal: whether keys after the query are masked with ``-inf``.
+        query_offset: position of the first query (queries at ``offset .. offset + L - 1``),
+            ``>= 0``.
         device: device of the result (pass the queries' device).
         dtype: floating dtype of the result (a float ``attn_mask`` must have the queries' dtype).
 
@@ -356,9 +362,10 @@ def alibi_bias(
     """
     check_positive_int("query_length", query_length)
     check_positive_int("key_length", key_length)
+    check_int("query_offset", query_offset, 0)
     compute_dtype = torch.promote_types(dtype, torch.float32)  # distances stay exact integers
     slopes = alibi_slopes(num_heads, device=device, dtype=compute_dtype)  # (H,)
-    query_position = torch.arange(key_length - query_length, key_length, device=device)  # (L,)
+    query_position = torch.arange(query_offset, query_offset + query_length, device=device)  # (L,)
     key_position = torch.arange(key_length, device=device)  # (S,)
     distance = (query_position[:, None] - key_position[None, :]).to(compute_dtype)  # (L, S), > 0 for past keys
     bias = -slopes[:, None, None] * distance.abs()  # (H, L, S)
