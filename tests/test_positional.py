@@ -281,7 +281,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
         apply_rotary_pos_emb(torch.zeros(1, 1, 2, 4), torch.zeros(1, 1, 2, 4), *RotaryEmbedding(8)(2))
     with pytest.raises(ValueError, match=r"num_heads must be a positive int, got 0"):
         alibi_slopes(0)
-    with pytest.raises(TypeError, match=r"dim must be an int"):
+    with pytest.raises(TypeError, match=r"embed_dim must be an int"):
         sinusoidal_encoding(4, 2.5)
     with pytest.raises(TypeError, match=r"relative_position must be an integer tensor"):
         relative_position_bucket(torch.zeros(3))
