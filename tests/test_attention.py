@@ -10,13 +10,14 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.attention import attention_weights, masked_softmax, repeat_kv, scaled_dot_product_attention
+from helpers.attention import attention_weights, default_scale, masked_softmax, repeat_kv, scaled_dot_product_attention
 from helpers.masks import causal_mask
 from helpers.scores import (
     additive_scores,
     cosine_scores,
     dot_scores,
     general_scores,
+    scaled_dot_scores,
 )
 
 ATOL, RTOL = 1e-5, 1e-5  # float32 parity with torch's kernel
@@ -480,3 +481,29 @@ def test_gqa_expands_keys_with_repeat_kv_as_torch_does() -> None:
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
     torch.testing.assert_close(scaled_dot_product_attention(q, k, v, enable_gqa=True), want)
     torch.testing.assert_close(scaled_dot_product_attention(q, repeat_kv(k, 3), repeat_kv(v, 3)), want)
+
+
+@pytest.mark.parametrize("head_dim", [1, 4, 64, 80])
+def test_default_scale_is_torchs_default_and_every_kernels(head_dim: int) -> None:
+    from helpers import chunked, efficient
+
+    assert default_scale(head_dim) == pytest.approx(1 / math.sqrt(head_dim), rel=0, abs=0)
+    gen = torch.Generator().manual_seed(head_dim)
+    q, k, v = (torch.randn(2, 2, 8, head_dim, generator=gen, dtype=torch.float64) for _ in range(3))
+    explicit = F.scaled_dot_product_attention(q, k, v, scale=default_scale(head_dim))
+    torch.testing.assert_close(F.scaled_dot_product_attention(q, k, v), explicit)  # torch's scale=None
+    for default in (
+        scaled_dot_product_attention(q, k, v),
+        chunked.online_softmax_attention(q, k, v, chunk_size=3),
+        chunked.chunked_attention(q, k, v, chunk_size=3),
+        efficient.sliding_window_attention(q, k, v, 8),
+    ):
+        torch.testing.assert_close(default, explicit)
+    torch.testing.assert_close(scaled_dot_scores(q, k), q @ k.transpose(-2, -1) * default_scale(head_dim))
+
+
+def test_default_scale_rejects_a_bad_head_dim() -> None:
+    with pytest.raises(ValueError, match="head_dim must be a positive int, got 0"):
+        default_scale(0)
+    with pytest.raises(TypeError, match="head_dim must be an int"):
+        default_scale(8.0)

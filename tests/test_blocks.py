@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from helpers.blocks import TransformerBlock
+from helpers.masks import padding_mask
 from helpers.models import TinyConfig, TinyDecoder, TinyEncoder, TinyEncoderDecoder, TinyGPT
 from helpers.multihead import MultiHeadAttention
 
@@ -84,7 +85,7 @@ def test_block_equals_torch_transformer_encoder_layer(norm_first: bool, activati
     x = randn(3, 6, 16)
     real = torch.arange(6)[None, :] < torch.tensor([[6], [5], [2]])
     causal = torch.ones(6, 6, dtype=torch.bool).tril()
-    ours = block(x, key_padding_mask=real, need_weights=need_weights).hidden
+    ours = block(x, key_mask=real, need_weights=need_weights).hidden
     torch.testing.assert_close(ours, layer(x, src_key_padding_mask=~real), **TOL)
     ours_causal = block(x, is_causal=True, need_weights=need_weights).hidden
     torch.testing.assert_close(ours_causal, layer(x, src_mask=~causal), **TOL)
@@ -103,7 +104,7 @@ def test_cross_attention_block_equals_torch_transformer_decoder_layer(norm_first
     memory_real = torch.arange(7)[None, :] < torch.tensor([[7], [3]])
     future = torch.ones(5, 5, dtype=torch.bool).triu(1)
     ours = block(
-        target, memory, is_causal=True, memory_key_padding_mask=memory_real, need_weights=need_weights
+        target, memory, is_causal=True, memory_key_mask=memory_real, need_weights=need_weights
     ).hidden
     theirs = layer(target, memory, tgt_mask=future, memory_key_padding_mask=~memory_real)
     torch.testing.assert_close(ours, theirs, **TOL)
@@ -116,6 +117,16 @@ def test_block_errors() -> None:
         TransformerBlock(16, 4)(randn(1, 3, 16), randn(1, 2, 16))
     with pytest.raises(ValueError, match=r"got memory None and cross_attention=True"):
         TransformerBlock(16, 4, cross_attention=True)(randn(1, 3, 16))
+
+
+def test_pytorch_padding_mask_names_fail_with_the_conversion() -> None:
+    padding = torch.tensor([[False, False, True]])  # PyTorch's polarity: True = padding, ignore
+    with pytest.raises(TypeError, match=r"key_padding_mask is not an argument.*key_mask=~key_padding_mask"):
+        TransformerBlock(16, 4)(randn(1, 3, 16), key_padding_mask=padding)
+    with pytest.raises(TypeError, match=r"memory_key_mask=~memory_key_padding_mask"):
+        TransformerBlock(16, 4, cross_attention=True)(randn(1, 2, 16), randn(1, 3, 16), memory_key_padding_mask=padding)
+    with pytest.raises(TypeError, match=r"key_mask=~key_padding_mask"):
+        TinyEncoder(TinyConfig())(torch.zeros(1, 3, dtype=torch.long), key_padding_mask=padding)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -199,8 +210,8 @@ def test_tiny_models_fast_path_equals_weights_path(norm_first: bool) -> None:
     source = torch.randint(0, 11, (2, 7), generator=torch.Generator().manual_seed(4))
     target = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(5))
     real = torch.arange(7)[None, :] < torch.tensor([[7], [4]])
-    fast_enc, fast_dec = model(source, target, source_key_padding_mask=real)
-    enc, dec = model(source, target, source_key_padding_mask=real, need_weights=True)
+    fast_enc, fast_dec = model(source, target, source_key_mask=real)
+    enc, dec = model(source, target, source_key_mask=real, need_weights=True)
     torch.testing.assert_close(fast_enc.output, enc.output, **TOL)
     torch.testing.assert_close(fast_dec.output, dec.output, **TOL)
     assert fast_enc.attentions is None and fast_dec.cross_attentions is None
@@ -218,8 +229,10 @@ def test_tiny_encoder_outputs_on_real_tokens_ignore_padding_tokens() -> None:
     real = torch.arange(6)[None, :] < torch.tensor([[6], [4]])
     changed = tokens.clone()
     changed[1, 4:] = (changed[1, 4:] + 3) % 11  # change only padding
-    out = encoder(tokens, key_padding_mask=real).output
-    out_changed = encoder(changed, key_padding_mask=real).output
+    out = encoder(tokens, key_mask=real).output
+    out_changed = encoder(changed, key_mask=real).output
+    from_builder = encoder(tokens, key_mask=padding_mask(real.sum(-1), real.size(1))).output  # (B, 1, 1, S)
+    torch.testing.assert_close(from_builder, out, atol=0, rtol=0)
     assert out.shape == (2, 6, 3)
     torch.testing.assert_close(out[1, :4], out_changed[1, :4], **TOL)
     unpadded = encoder(tokens, need_weights=True)

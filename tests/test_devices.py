@@ -56,7 +56,7 @@ def test_scaled_dot_product_attention_runs_on_the_inputs_device(device):
     out, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True, need_weights=True)
     on(device, out, (2, 4, 16, 8))
     on(device, weights, (2, 4, 16, 16))
-    bias = positional.alibi_bias(4, 16, 16, device=device)
+    bias = positional.alibi_bias(4, 16, 16, is_causal=True, device=device)
     on(device, scaled_dot_product_attention(q, k, v, attn_mask=bias, enable_gqa=True), (2, 4, 16, 8))
     on(device, repeat_kv(k, 2), (2, 4, 16, 8))
 
@@ -150,7 +150,7 @@ def test_positional_encodings_take_device_and_dtype(device, dtype):
     slopes = positional.alibi_slopes(6, device=device, dtype=dtype)
     on(device, slopes, (6,))
     assert slopes.dtype == dtype
-    bias = positional.alibi_bias(6, 3, 5, device=device, dtype=dtype)
+    bias = positional.alibi_bias(6, 3, 5, is_causal=True, query_offset=2, device=device, dtype=dtype)
     on(device, bias, (1, 6, 3, 5))
     assert bias.dtype == dtype
     learned = positional.LearnedPositionalEmbedding(10, 6, device=device, dtype=dtype)
@@ -169,8 +169,8 @@ def test_positional_defaults_are_unchanged_float32_on_cpu():
     assert positional.sinusoidal_encoding(4, 4).dtype == torch.float32
     assert positional.alibi_bias(2, 3, 3).device.type == "cpu"
     torch.testing.assert_close(
-        positional.alibi_bias(4, 6, 6, dtype=torch.bfloat16).float(),
-        positional.alibi_bias(4, 6, 6).bfloat16().float(),
+        positional.alibi_bias(4, 6, 6, is_causal=True, dtype=torch.bfloat16).float(),
+        positional.alibi_bias(4, 6, 6, is_causal=True).bfloat16().float(),
     )
 
 
@@ -189,7 +189,7 @@ def test_multihead_attention_with_kv_cache_and_rope_runs_on_the_device(device):
     cache = KVCache()
     mha(x, is_causal=True, kv_cache=cache, rope=rope)
     keep = torch.ones(2, 7, dtype=torch.bool, device=device)  # (B, S): all cached + new keys are real
-    out, _ = mha(x[:, :1], is_causal=True, kv_cache=cache, rope=rope, key_padding_mask=keep)
+    out, _ = mha(x[:, :1], is_causal=True, kv_cache=cache, rope=rope, key_mask=keep)
     on(device, out, (2, 1, 16))
     assert cache.seq_len == 7
 

@@ -134,7 +134,7 @@ def _sweep() -> BottleneckResult:
     }
     sequence = {(False, 16): [0.56, 0.02, 0.0, 0.0], (True, 16): [0.96, 0.9, 0.3, 0.0],
                 (False, 64): [0.45, 0.12, 0.0, 0.0], (True, 64): [0.98, 0.93, 0.91, 0.83]}
-    rows = [{"attention": a, "hidden_dim": h, "seq_len": n, "token_accuracy": accuracy[(a, h)][i],
+    rows = [{"attention": a, "hidden_size": h, "seq_len": n, "token_accuracy": accuracy[(a, h)][i],
              "sequence_accuracy": sequence[(a, h)][i], "train_seconds": 1.0}
             for h in (16, 64) for a in (False, True) for i, n in enumerate([5, 10, 15, 20])]
     return BottleneckResult(rows=rows, curve_length=20, curves={}, histories={}, models={})
@@ -162,7 +162,7 @@ def test_breaking_length_names_the_other_hidden_size_and_bad_answers():
     _rejects(ch01.check_breaking_length(..., sweep, 16), "replace the ...")
     _rejects(ch01.check_breaking_length(12, sweep, 16), "not one of the evaluated lengths")
     _rejects(ch01.check_breaking_length("ten", sweep, 16), "an int")
-    _rejects(ch01.check_breaking_length(10, sweep, 32), "hidden_dim=32")
+    _rejects(ch01.check_breaking_length(10, sweep, 32), "hidden_size=32")
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,7 +263,7 @@ def test_masked_softmax_hint_agrees_with_chapter_0_on_empty_rows():
 def grads():
     from helpers.experiments.gradient_paths import gradient_by_distance
 
-    return gradient_by_distance(seq_len=32, dim=32)
+    return gradient_by_distance(seq_len=32, embed_dim=32)
 
 
 def test_gradient_prediction_accepts_what_the_run_measures(grads):

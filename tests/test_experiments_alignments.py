@@ -85,8 +85,8 @@ class EchoPrevious(nn.Module):
 
     vocab_size = 12
 
-    def forward(self, src, tgt=None, *, max_len=None):
-        steps = tgt.shape[1] if tgt is not None else max_len
+    def forward(self, src, tgt=None, *, max_new_tokens=None):
+        steps = tgt.shape[1] if tgt is not None else max_new_tokens
         tokens, previous = [], src[:, 0]
         for i in range(steps):
             token = src[:, 0] if i == 0 else (tgt[:, i - 1] if tgt is not None else previous)
@@ -124,13 +124,13 @@ class FixedAttention(nn.Module):
         super().__init__()
         self.perfect = perfect
 
-    def forward(self, src, tgt=None, *, max_len=None):
+    def forward(self, src, tgt=None, *, max_new_tokens=None):
         batch, length = src.shape
         if self.perfect:
             alignment = torch.eye(length).flip(1).expand(batch, length, length)
         else:
-            alignment = torch.full((batch, max_len, length), 1.0 / length)
-        return torch.zeros(batch, max_len, self.vocab_size), alignment
+            alignment = torch.full((batch, max_new_tokens, length), 1.0 / length)
+        return torch.zeros(batch, max_new_tokens, self.vocab_size), alignment
 
 
 def test_alignment_by_length_is_one_for_a_perfect_reverser_and_falls_for_uniform_weights():

@@ -24,7 +24,7 @@ def small_sweep() -> bn.BottleneckResult:
 
 def test_sweep_has_one_row_per_setting_and_is_deterministic(small_sweep):
     rows = small_sweep.rows
-    assert [(r["hidden_dim"], r["attention"], r["seq_len"]) for r in rows] == [
+    assert [(r["hidden_size"], r["attention"], r["seq_len"]) for r in rows] == [
         (h, a, n) for h in (6, 8) for a in (False, True) for n in (3, 5)
     ]
     assert all(0 <= r["sequence_accuracy"] <= r["token_accuracy"] <= 1 and r["train_seconds"] > 0 for r in rows)
@@ -61,7 +61,7 @@ def test_sweep_replay_captures_untrained_and_trained_alignments(small_sweep):
 
 def test_sweep_accessors_follow_the_rows(small_sweep):
     assert small_sweep.lengths == [3, 5] and small_sweep.hidden_sizes == [6, 8]
-    row = next(r for r in small_sweep.rows if r["attention"] and r["hidden_dim"] == 6 and r["seq_len"] == 5)
+    row = next(r for r in small_sweep.rows if r["attention"] and r["hidden_size"] == 6 and r["seq_len"] == 5)
     assert small_sweep.accuracy(True, 6)[1] == row["token_accuracy"]
     assert small_sweep.accuracy(True, 6, "sequence_accuracy")[1] == row["sequence_accuracy"]
     curves = small_sweep.by_hidden_size()

@@ -43,6 +43,6 @@ def test_decay_rate_recovers_the_ratio_of_a_geometric_sequence():
 
 
 def test_gru_gradient_decays_with_distance_and_attention_does_not():
-    grads = gradient_by_distance(seq_len=16, dim=16, seeds=(0,))
+    grads = gradient_by_distance(seq_len=16, embed_dim=16, seeds=(0,))
     assert geometric_decay_rate(grads.rnn) < 0.8
     assert 0.9 < geometric_decay_rate(grads.attention[1:]) < 1.1

@@ -56,7 +56,7 @@ def test_offset_profile_rows_sum_to_one_and_specialisation_reads_its_columns():
 
 
 def test_head_importance_is_the_mean_absolute_per_example_gradient_of_the_head_mask():
-    run = ht.train_filter(3, steps=20, num_test=8, d_model=12)
+    run = ht.train_filter(3, steps=20, num_test=8, embed_dim=12)
     keep = torch.tensor([1.0, 0.0, 1.0])
     expected = torch.zeros(3)
     for x, y in zip(run.test_x, run.test_y):  # one example at a time, by autograd on an (H,) mask
@@ -67,7 +67,7 @@ def test_head_importance_is_the_mean_absolute_per_example_gradient_of_the_head_m
 
 
 def test_pruning_orders_remove_every_head_once_and_end_at_the_same_empty_model():
-    run = ht.train_filter(4, steps=10, num_test=20, d_model=16)
+    run = ht.train_filter(4, steps=10, num_test=20, embed_dim=16)
     prunings = [ht.greedy_pruning(run), ht.importance_pruning(run), ht.random_pruning(run, seed=1)]
     for p in prunings:
         assert sorted(p.removed) == [0, 1, 2, 3] and len(p.r2) == 5

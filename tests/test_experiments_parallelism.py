@@ -24,7 +24,7 @@ def test_profile_counts_a_chain_of_products_and_independent_products():
 
 
 def test_gru_chain_grows_with_length_and_attention_chain_does_not():
-    rows = operation_profiles([4, 8, 16], dim=8)
+    rows = operation_profiles([4, 8, 16], embed_dim=8)
     assert [r["gru_depth"] for r in rows] == [4, 8, 16]  # step t waits for step t - 1
     assert rows[1]["gru_matmuls"] - rows[0]["gru_matmuls"] == 4  # one recurrent product per step
     assert rows[2]["gru_matmuls"] - rows[1]["gru_matmuls"] == 8

@@ -26,8 +26,8 @@ def test_evaluate_counts_tokens_and_whole_sequences_by_brute_force():
     class Oracle(Seq2SeqGRU):
         """Reverses the source but gets the first token of every third sequence wrong."""
 
-        def generate(self, src, max_len=None):
-            out = src.flip(1).clone()
+        def generate(self, source, max_new_tokens=None):
+            out = source.flip(1).clone()
             out[::3, 0] = (out[::3, 0] - 2 + 1) % (self.vocab_size - 2) + 2
             return out
 

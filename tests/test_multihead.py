@@ -6,9 +6,11 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from helpers.attention import repeat_kv
+from helpers.masks import causal_mask, padding_mask
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding
 
@@ -89,17 +91,53 @@ def test_cross_attention_value_defaults_to_key() -> None:
 
 
 @pytest.mark.parametrize("need_weights", [False, True])
-def test_key_padding_mask_true_means_real_token_matches_torch(need_weights: bool) -> None:
+def test_key_mask_true_means_real_token_matches_torch(need_weights: bool) -> None:
     module = seeded_mha()
     twin = torch_twin(module)
     query, memory = inputs(2, 4, 16, seed=1), inputs(2, 6, 16, seed=2)
     real = torch.tensor([[True] * 6, [True] * 3 + [False] * 3])  # second sequence: 3 real keys
-    out, weights = module(query, memory, key_padding_mask=real, need_weights=need_weights)
+    out, weights = module(query, memory, key_mask=real, need_weights=need_weights)
     ref_out, ref_per_head = twin(query, memory, memory, key_padding_mask=~real, average_attn_weights=False)
     torch.testing.assert_close(out, ref_out, **TOL)
     if need_weights:
         torch.testing.assert_close(weights, ref_per_head, **TOL)
         assert weights[1, :, :, 3:].abs().max().item() == 0.0  # padding gets exactly zero weight
+    four_d, _ = module(query, memory, key_mask=padding_mask([6, 3], 6), need_weights=need_weights)  # (B, 1, 1, S)
+    torch.testing.assert_close(four_d, out, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_a_pytorch_style_padding_mask_cannot_silently_attend_to_padding(need_weights: bool) -> None:
+    module = seeded_mha()
+    twin = torch_twin(module)
+    query, memory = inputs(2, 4, 16, seed=1), inputs(2, 6, 16, seed=2)
+    torch_padding = torch.tensor([[False] * 6, [False] * 3 + [True] * 3])  # PyTorch: True = padding, ignore
+    with pytest.raises(TypeError, match=r"key_padding_mask is not an argument here.*key_mask=~key_padding_mask"):
+        module(query, memory, key_padding_mask=torch_padding, need_weights=need_weights)
+    # the conversion the message gives is exactly PyTorch's layer, with padding at zero weight
+    out, weights = module(query, memory, key_mask=~torch_padding, need_weights=True)
+    ref_out, _ = twin(query, memory, memory, key_padding_mask=torch_padding)
+    torch.testing.assert_close(out, ref_out, **TOL)
+    assert weights[1, :, :, 3:].abs().max().item() == 0.0
+    # the TypeError is raised before any work, even for a mask that would broadcast, and for a float one
+    with pytest.raises(TypeError, match=r"key_padding_mask is not an argument here"):
+        module(query, memory, key_padding_mask=torch_padding.float())
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_is_causal_is_top_left_like_torch_when_lengths_differ(need_weights: bool) -> None:
+    module = seeded_mha()
+    query, memory = inputs(2, 3, 16, seed=1), inputs(2, 5, 16, seed=2)  # L = 3 queries, S = 5 keys
+    out, weights = module(query, memory, is_causal=True, need_weights=need_weights)
+    explicit, _ = module(query, memory, attn_mask=causal_mask(3, 5), need_weights=need_weights)  # j <= i
+    torch.testing.assert_close(out, explicit, **TOL)
+    q = module.q_proj(query).view(2, 3, 4, 4).transpose(1, 2)  # (B, H, L, E)
+    k = module.k_proj(memory).view(2, 5, 4, 4).transpose(1, 2)  # (B, H, S, E)
+    v = module.v_proj(memory).view(2, 5, 4, 4).transpose(1, 2)
+    torch_out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # PyTorch's own top-left
+    torch.testing.assert_close(out, module.o_proj(torch_out.transpose(1, 2).reshape(2, 3, 16)), **TOL)
+    if need_weights:
+        assert weights[..., 1:].triu().abs().max().item() == 0.0  # query i sees no key j > i
 
 
 @pytest.mark.parametrize("need_weights", [False, True])
@@ -127,7 +165,7 @@ def test_causal_plus_padding_plus_float_bias_matches_torch() -> None:
     padding_bias = torch.zeros(2, 5).masked_fill(~real, float("-inf"))  # float, like attn_mask (torch warns otherwise)
     ref_out, ref_w = twin(x, x, x, attn_mask=causal_bias, key_padding_mask=padding_bias, average_attn_weights=False)
     for need_weights in (False, True):
-        out, weights = module(x, attn_mask=bias, key_padding_mask=real, is_causal=True, need_weights=need_weights)
+        out, weights = module(x, attn_mask=bias, key_mask=real, is_causal=True, need_weights=need_weights)
         torch.testing.assert_close(out, ref_out, **TOL)
     torch.testing.assert_close(weights, ref_w, **TOL)
 
@@ -186,7 +224,7 @@ def test_fast_path_equals_weights_path(num_kv_heads: int, masks: str) -> None:
     if "causal" in masks:
         kwargs["is_causal"] = True
     if "padding" in masks:
-        kwargs["key_padding_mask"] = torch.arange(6)[None, :] < torch.tensor([[6], [4], [1]])
+        kwargs["key_mask"] = torch.arange(6)[None, :] < torch.tensor([[6], [4], [1]])
     if masks == "bool":
         kwargs["attn_mask"] = inputs(3, 1, 6, 6, seed=5) > 0
         kwargs["attn_mask"][..., 0] = True  # no empty row
@@ -204,7 +242,7 @@ def test_fully_padded_sequence_gives_bias_only_and_no_nan_in_output_or_gradient(
     module = seeded_mha()
     query, memory = inputs(2, 3, 16, seed=1).requires_grad_(True), inputs(2, 4, 16, seed=2).requires_grad_(True)
     real = torch.tensor([[True] * 4, [False] * 4])  # second sequence has no real key
-    out, _ = module(query, memory, key_padding_mask=real, need_weights=need_weights)
+    out, _ = module(query, memory, key_mask=real, need_weights=need_weights)
     # attention output is the zero vector, so only o_proj's bias is left
     torch.testing.assert_close(out[1], module.o_proj.bias.expand(3, 16), **TOL)
     out.sum().backward()
@@ -238,7 +276,7 @@ def test_kv_cache_token_by_token_equals_full_causal_pass(num_kv_heads: int, use_
     assert cache.key.shape == (2, num_kv_heads, 7, module.head_dim)  # the cache holds H_kv heads
 
 
-def test_kv_cache_prefill_then_decode_uses_bottom_right_causal_mask() -> None:
+def test_kv_cache_prefill_then_decode_puts_the_queries_after_the_cached_keys() -> None:
     module = seeded_mha(16, 4, num_kv_heads=2)
     rope = RotaryEmbedding(module.head_dim)
     x = inputs(2, 8, 16)
@@ -350,10 +388,17 @@ def test_forward_errors_name_the_argument_and_shape() -> None:
         module(torch.zeros(2, 5, 16), torch.zeros(2, 4, 16), torch.zeros(2, 3, 16))
     with pytest.raises(ValueError, match=r"value was given without key"):
         module(torch.zeros(2, 5, 16), value=torch.zeros(2, 5, 16))
-    with pytest.raises(ValueError, match=r"key_padding_mask must have shape \(B, S\) = \(2, 5\), got \(2, 4\)"):
-        module(torch.zeros(2, 5, 16), key_padding_mask=torch.ones(2, 4, dtype=torch.bool))
-    with pytest.raises(TypeError, match=r"key_padding_mask must be a bool tensor"):
-        module(torch.zeros(2, 5, 16), key_padding_mask=torch.ones(2, 5))
+    with pytest.raises(
+        ValueError,
+        match=r"key_mask must have shape \(B, S\) = \(2, 5\) or \(B, 1, 1, S\) = \(2, 1, 1, 5\).*got \(2, 4\)",
+    ):
+        module(torch.zeros(2, 5, 16), key_mask=torch.ones(2, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"key_mask must have shape .* got \(2, 1, 5\)"):
+        module(torch.zeros(2, 5, 16), key_mask=torch.ones(2, 1, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"key_mask must have shape .* got \(2, 5, 5\)"):
+        module(torch.zeros(2, 5, 16), key_mask=torch.ones(2, 5, 5, dtype=torch.bool))
+    with pytest.raises(TypeError, match=r"key_mask must be a bool tensor"):
+        module(torch.zeros(2, 5, 16), key_mask=torch.ones(2, 5))
     with pytest.raises(ValueError, match=r"attn_mask of shape \(4, 5\) does not broadcast to .* shape \(2, 4, 5, 5\)"):
         module(torch.zeros(2, 5, 16), attn_mask=torch.ones(4, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"self-attention only"):

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from helpers.masks import causal_mask
 from helpers.positional import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
@@ -140,17 +141,27 @@ def test_alibi_slopes_follow_the_non_power_of_two_rule(num_heads: int, exponents
 
 
 @pytest.mark.parametrize("causal", [True, False])
-def test_alibi_bias_equals_brute_force_with_bottom_right_queries(causal: bool) -> None:
-    bias = alibi_bias(4, 3, 5, is_causal=causal)  # queries at positions 2, 3, 4
+@pytest.mark.parametrize("query_offset", [0, 2])
+def test_alibi_bias_equals_brute_force_with_queries_at_the_offset(causal: bool, query_offset: int) -> None:
+    bias = alibi_bias(4, 3, 5, is_causal=causal, query_offset=query_offset)  # queries at offset, offset + 1, + 2
     slopes = alibi_slopes(4)
     assert bias.shape == (1, 4, 3, 5)
     for h in range(4):
         for i in range(3):
             for j in range(5):
-                distance = (i + 2) - j
+                distance = (i + query_offset) - j
                 expected = -inf if (causal and distance < 0) else -slopes[h].item() * abs(distance)
                 assert bias[0, h, i, j].item() == pytest.approx(expected)
 
+
+def test_alibi_defaults_to_not_causal_and_top_left_like_every_is_causal() -> None:
+    assert torch.equal(alibi_bias(4, 3, 5), alibi_bias(4, 3, 5, is_causal=False, query_offset=0))
+    masked = alibi_bias(4, 3, 5, is_causal=True).isneginf()[0, 0]  # (L, S)
+    torch.testing.assert_close(~masked, causal_mask(3, 5))  # the same keys as the top-left causal mask
+    masked = alibi_bias(4, 3, 5, is_causal=True, query_offset=2).isneginf()[0, 0]
+    torch.testing.assert_close(~masked, causal_mask(3, 5, align="bottom_right"))  # a cache of 2 tokens
+    with pytest.raises(ValueError, match="query_offset must be >= 0, got -1"):
+        alibi_bias(4, 3, 5, query_offset=-1)
 
 
 def test_alibi_causal_bias_gives_the_papers_softmax() -> None:
@@ -270,7 +281,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
         apply_rotary_pos_emb(torch.zeros(1, 1, 2, 4), torch.zeros(1, 1, 2, 4), *RotaryEmbedding(8)(2))
     with pytest.raises(ValueError, match=r"num_heads must be a positive int, got 0"):
         alibi_slopes(0)
-    with pytest.raises(TypeError, match=r"dim must be an int"):
+    with pytest.raises(TypeError, match=r"embed_dim must be an int"):
         sinusoidal_encoding(4, 2.5)
     with pytest.raises(TypeError, match=r"relative_position must be an integer tensor"):
         relative_position_bucket(torch.zeros(3))

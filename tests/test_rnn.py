@@ -27,7 +27,7 @@ def test_shapes_of_teacher_forced_and_greedy_outputs(attention):
     src, tgt = reverse_task(4, 7, 9, seed=0)
     logits, alignment = model(src, tgt[:, :5])
     assert logits.shape == (4, 5, 9)
-    greedy, greedy_alignment = model(src, max_len=3)
+    greedy, greedy_alignment = model(src, max_new_tokens=3)
     assert greedy.shape == (4, 3, 9)
     assert model.generate(src).shape == (4, 7)
     if attention:
@@ -102,12 +102,14 @@ def test_plain_decoder_sees_only_the_summary_while_attention_sees_every_state():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda m: m(torch.tensor([[1.0, 2.0]])), TypeError, "src"),
-        (lambda m: m(torch.tensor([[1, 99]])), ValueError, r"src .*\[0, 9\)"),
+        (lambda m: m(torch.tensor([[1.0, 2.0]])), TypeError, "source must be an int64 tensor"),
+        (lambda m: m(torch.tensor([[1, 99]])), ValueError, r"source .*\[0, 9\)"),
+        (lambda m: m(torch.tensor([[1, 2]]), torch.tensor([[1.0]])), TypeError, "target must be an int64 tensor"),
         (lambda m: m(torch.tensor([[1, 2]]), torch.tensor([[1], [2]])), ValueError, "batch size"),
-        (lambda m: m(torch.tensor([[1, 2]]), max_len=0), ValueError, "max_len"),
-        (lambda m: m(torch.tensor([[1, 2]]), torch.tensor([[3]]), max_len=2), ValueError, "max_len"),
+        (lambda m: m(torch.tensor([[1, 2]]), max_new_tokens=0), ValueError, "max_new_tokens"),
+        (lambda m: m(torch.tensor([[1, 2]]), torch.tensor([[3]]), max_new_tokens=2), ValueError, "max_new_tokens"),
         (lambda m: Seq2SeqGRU(9, 0, 4, attention=True), ValueError, "embed_dim"),
+        (lambda m: Seq2SeqGRU(9, 4, 0, attention=True), ValueError, "hidden_size"),
         (lambda m: Seq2SeqGRU(9, 4, 4, attention="yes"), TypeError, "attention"),
     ],
 )

@@ -367,7 +367,7 @@ def test_alibi_explorer_draws_each_heads_bias_and_softmax_steepest_first(heads: 
     slopes = alibi_slopes(heads, dtype=torch.float64)
     order = torch.argsort(slopes, descending=True).tolist()
     assert slider_labels(fig) == [f"1/{1 / slopes[h].item():.3g}" for h in order]
-    bias = alibi_bias(heads, length, length, dtype=torch.float64)[0]  # (H, L, L)
+    bias = alibi_bias(heads, length, length, is_causal=True, dtype=torch.float64)[0]  # (H, L, L)
     weights = torch.softmax(bias, dim=-1)
     future = np.triu(np.ones((length, length), dtype=bool), k=1)
     widths = []

@@ -30,11 +30,37 @@ from torch import Tensor
 from .checks import check_attn_mask, check_positive_int, check_scale, check_tensor
 
 __all__ = [
+    "default_scale",
     "masked_softmax",
     "repeat_kv",
     "attention_weights",
     "scaled_dot_product_attention",
 ]
+
+
+def default_scale(head_dim: int) -> float:
+    """The default score scale ``1 / sqrt(head_dim)`` of every attention kernel of the package.
+
+    Why: with ``q`` and ``k`` of ``head_dim`` independent unit-variance components, ``q . k``
+    has variance ``head_dim``; dividing by its square root brings it back to 1, so the softmax
+    does not saturate as heads grow (Vaswani et al., 2017, section 3.2.1, footnote 4).
+    Explained in chapter 3. It is PyTorch's default ``scale`` in
+    :func:`torch.nn.functional.scaled_dot_product_attention`. Every kernel that takes
+    ``scale=None`` uses this function, so the default is written once.
+
+    Args:
+        head_dim: ``E``, the number of features in each query/key dot product (per head, not
+            the model width ``embed_dim``: chapter 3's ``sqrt(d_model)`` bug).
+
+    Returns:
+        ``1 / sqrt(head_dim)``.
+
+    Raises:
+        TypeError: ``head_dim`` is not an int.
+        ValueError: ``head_dim < 1``.
+    """
+    check_positive_int("head_dim", head_dim)
+    return 1 / math.sqrt(head_dim)
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,7 +261,7 @@ def scaled_dot_product_attention(
     """
     _check_sdpa_inputs(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     L, S = query.size(-2), key.size(-2)
-    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    scale_factor = default_scale(query.size(-1)) if scale is None else scale
     compute_dtype = torch.promote_types(query.dtype, torch.float32)  # float16/bfloat16 -> float32; float64 stays
     attn_bias = torch.zeros(L, S, dtype=compute_dtype, device=query.device)  # (L, S)
     if is_causal:

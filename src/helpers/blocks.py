@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from torch import Tensor, nn
 
+from .checks import reject_pytorch_padding_mask
 from .multihead import KVCache, MultiHeadAttention
 from .positional import RotaryEmbedding
 
@@ -115,12 +116,14 @@ class TransformerBlock(nn.Module):
         memory: Tensor | None = None,
         *,
         attn_mask: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
+        key_mask: Tensor | None = None,
         is_causal: bool = False,
-        memory_key_padding_mask: Tensor | None = None,
+        memory_key_mask: Tensor | None = None,
         need_weights: bool = False,
         kv_cache: KVCache | None = None,
         rope: RotaryEmbedding | None = None,
+        key_padding_mask: None = None,
+        memory_key_padding_mask: None = None,
     ) -> BlockOutput:
         """Runs the block.
 
@@ -128,9 +131,15 @@ class TransformerBlock(nn.Module):
             x: input hidden states.
             memory: encoder output for the cross-attention (needed iff ``cross_attention``).
             attn_mask: self-attention mask or bias, as in :class:`~helpers.multihead.MultiHeadAttention`.
-            key_padding_mask: ``(B, L)`` bool, ``True`` = real token (self-attention keys).
-            is_causal: causal self-attention (bottom-right aligned with a cache).
-            memory_key_padding_mask: ``(B, S)`` bool, ``True`` = real memory token.
+            key_mask: ``(B, L)`` (or ``(B, 1, 1, L)``) bool, ``True`` = real token
+                (self-attention keys); see :class:`~helpers.multihead.MultiHeadAttention`.
+            is_causal: causal self-attention, top-left as in PyTorch; with a cache the queries
+                follow the cached tokens (the table in :mod:`helpers.masks`).
+            memory_key_mask: ``(B, S)`` (or ``(B, 1, 1, S)``) bool, ``True`` = real memory token.
+            key_padding_mask: not accepted (PyTorch's name, where ``True`` means "ignore"):
+                raises a ``TypeError``; pass ``key_mask=~key_padding_mask``.
+            memory_key_padding_mask: not accepted either; pass
+                ``memory_key_mask=~memory_key_padding_mask``.
             need_weights: also return the attention weights (readable attention path).
             kv_cache: self-attention KV cache for incremental decoding.
             rope: rotary embedding for the self-attention.
@@ -142,6 +151,8 @@ class TransformerBlock(nn.Module):
             x: ``(B, L, D)``; memory: ``(B, S, D)``; hidden: ``(B, L, D)``;
             self_weights: ``(B, H, L, L)``; cross_weights: ``(B, H, L, S)``.
         """
+        reject_pytorch_padding_mask("key_padding_mask", key_padding_mask, "key_mask")
+        reject_pytorch_padding_mask("memory_key_padding_mask", memory_key_padding_mask, "memory_key_mask")
         if (memory is None) != (self.cross_attn is None):
             raise ValueError(
                 "memory must be given exactly when the block has cross_attention=True; got memory "
@@ -150,13 +161,13 @@ class TransformerBlock(nn.Module):
 
         def self_attention(h: Tensor) -> tuple[Tensor, Tensor | None]:
             return self.self_attn(
-                h, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
+                h, attn_mask=attn_mask, key_mask=key_mask, is_causal=is_causal,
                 need_weights=need_weights, kv_cache=kv_cache, rope=rope,
             )  # (B, L, D)
 
         def cross_attention(cross_attn: MultiHeadAttention, h: Tensor) -> tuple[Tensor, Tensor | None]:
             return cross_attn(
-                h, memory, key_padding_mask=memory_key_padding_mask, need_weights=need_weights
+                h, memory, key_mask=memory_key_mask, need_weights=need_weights
             )  # (B, L, D) attending to (B, S, D)
 
         cross_weights = None

@@ -22,6 +22,8 @@ __all__ = [
     "check_tensor",
     "check_scale",
     "check_attn_mask",
+    "check_key_mask",
+    "reject_pytorch_padding_mask",
     "check_qkv",
 ]
 
@@ -170,6 +172,68 @@ def check_attn_mask(attn_mask: object, query: Tensor, weights_shape: Sequence[in
     ):
         raise ValueError("a float attn_mask may hold finite values and -inf only, got NaN or +inf")
     return attn_mask
+
+
+def check_key_mask(name: str, key_mask: object, batch: int, source_length: int, device: torch.device) -> Tensor:
+    """Return ``key_mask`` as a ``(B, 1, 1, S)`` bool mask if it is a valid key mask.
+
+    The key mask of :class:`helpers.multihead.MultiHeadAttention` and of the blocks and models
+    built on it (chapter 5): ``True`` = a real token that may be attended to, ``False`` =
+    padding, the polarity of every boolean mask of the package. It may have shape ``(B, S)`` or
+    ``(B, 1, 1, S)``, the output of :func:`helpers.masks.padding_mask`.
+
+    Args:
+        name: The argument's name, for the message.
+        key_mask: What the caller passed.
+        batch: ``B``.
+        source_length: ``S``, the number of keys (with a KV cache: cached + new).
+        device: The device the mask must be on (the queries').
+
+    Returns:
+        The mask as ``(B, 1, 1, S)``, broadcasting over heads and queries.
+
+    Raises:
+        TypeError: not a bool tensor (a float mask, or an integer 0/1 mask).
+        ValueError: another shape than ``(B, S)`` or ``(B, 1, 1, S)``, or another device.
+    """
+    if not isinstance(key_mask, Tensor) or key_mask.dtype != torch.bool:
+        got = key_mask.dtype if isinstance(key_mask, Tensor) else type(key_mask).__name__
+        raise TypeError(f"{name} must be a bool tensor (True = real token, may be attended to), got {got}")
+    if key_mask.shape == (batch, source_length):
+        key_mask = key_mask[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
+    elif key_mask.shape != (batch, 1, 1, source_length):
+        raise ValueError(
+            f"{name} must have shape (B, S) = {(batch, source_length)} or (B, 1, 1, S) = "
+            f"{(batch, 1, 1, source_length)} (as helpers.masks.padding_mask returns), got {tuple(key_mask.shape)}"
+        )
+    if key_mask.device != device:
+        raise ValueError(f"{name} is on {key_mask.device} but query is on {device}")
+    return key_mask
+
+
+def reject_pytorch_padding_mask(name: str, value: object, new_name: str) -> None:
+    """Raise a ``TypeError`` if PyTorch's padding-mask argument ``name`` was passed (not ``None``).
+
+    PyTorch's ``key_padding_mask`` (``nn.MultiheadAttention``), ``memory_key_padding_mask`` and
+    ``src_key_padding_mask`` (``nn.Transformer*``) take ``True`` = padding to *ignore*; the
+    package's key masks take ``True`` = a real token that may be attended to, like every
+    boolean mask here. So the package does not take PyTorch's names: a mask copied from PyTorch
+    code under its own name fails here instead of being silently inverted (chapter 5).
+
+    Args:
+        name: The PyTorch name that was used.
+        value: What the caller passed under it.
+        new_name: The package's argument that replaces it.
+
+    Raises:
+        TypeError: ``value`` is not ``None``.
+    """
+    if value is not None:
+        raise TypeError(
+            f"{name} is not an argument here: in PyTorch True means 'padding, ignore it', but every mask of "
+            f"this package means True = may attend. Pass {new_name}= instead, True for a real token; "
+            f"from a PyTorch mask: {new_name}=~{name}"
+        )
 
 
 def check_qkv(query: object, key: object, value: object) -> int:

@@ -25,13 +25,11 @@ Shape legend (as in :func:`torch.nn.functional.scaled_dot_product_attention`):
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
-from .attention import repeat_kv
+from .attention import default_scale, repeat_kv
 from .checks import check_positive_int, check_qkv, check_scale
 
 __all__ = ["online_softmax_attention", "chunked_attention"]
@@ -83,7 +81,7 @@ def online_softmax_attention(
     n_rep = _check_chunked_inputs(query, key, value, chunk_size, scale)
     key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)  # (B, H, S, E), (B, H, S, Ev)
     dtype = torch.promote_types(query.dtype, torch.float32)  # accumulate in float32 (float64 stays)
-    q = query.to(dtype) * (1 / math.sqrt(query.size(-1)) if scale is None else scale)  # (B, H, L, E)
+    q = query.to(dtype) * (default_scale(query.size(-1)) if scale is None else scale)  # (B, H, L, E)
     q_pos = torch.arange(q.size(-2), device=q.device)[:, None]  # (L, 1)
 
     row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # m: (B, H, L, 1)
@@ -194,7 +192,7 @@ def chunked_attention(
     """
     n_rep = _check_chunked_inputs(query, key, value, chunk_size, scale)
     key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)  # (B, H, S, E), (B, H, S, Ev)
-    q_all = query * (1 / math.sqrt(query.size(-1)) if scale is None else scale)  # (B, H, L, E)
+    q_all = query * (default_scale(query.size(-1)) if scale is None else scale)  # (B, H, L, E)
     key_t = key.transpose(-1, -2).contiguous()  # (B, H, E, S): contiguous columns for the products
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     outputs = []

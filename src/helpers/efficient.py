@@ -18,13 +18,11 @@ Explained in chapter 5 (local, sparse, hierarchical).
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .attention import masked_softmax, repeat_kv
+from .attention import default_scale, masked_softmax, repeat_kv
 from .checks import check_int, check_positive_int, check_qkv, check_scale
 
 __all__ = [
@@ -40,7 +38,7 @@ __all__ = [
 def _scale_factor(query: Tensor, scale: float | None) -> float:
     """``scale`` after checking it, or the default ``1 / sqrt(E)``."""
     check_scale("scale", scale)
-    return 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    return default_scale(query.size(-1)) if scale is None else scale
 
 
 # ----------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import repeat_kv
+from .attention import default_scale, repeat_kv
 from .checks import check_positive_int, check_qkv, check_scale
 
 __all__ = [
@@ -253,7 +253,7 @@ def performer_attention(
     check_positive_int("num_features", num_features)
     check_scale("scale", scale)
     dtype = torch.promote_types(query.dtype, torch.float32)  # float32 for half inputs, float64 stays
-    root = math.sqrt(1 / math.sqrt(query.size(-1)) if scale is None else scale)
+    root = math.sqrt(default_scale(query.size(-1)) if scale is None else scale)
     w = random_feature_projection(
         num_features, query.shape[-1], orthogonal=orthogonal, generator=generator, dtype=dtype, device=query.device
     )  # (F, E)

@@ -13,6 +13,37 @@ Shape legend::
 
 Unless a builder says otherwise, query position ``i`` and key position ``j`` are compared as
 plain indices (the two sequences aligned at their first token, "top-left").
+
+**What ``is_causal`` means, everywhere in the package.** Every ``is_causal`` is ``False`` by
+default and, when ``True``, means one thing: PyTorch's top-left causal mask, query ``i`` sees
+keys ``j <= i`` (:func:`torch.nn.functional.scaled_dot_product_attention`,
+``torch.nn.attention.bias.causal_upper_left``). Where the queries do not start at position 0,
+the function says where they start, and the same rule holds for those positions. The
+bottom-right mask (the last query aligned with the last key) has its own name,
+``causal_mask(L, S, align="bottom_right")``.
+
+=============================================  ==================================================
+where                                          ``is_causal=True``: query ``i`` sees key ``j`` iff
+=============================================  ==================================================
+``attention.scaled_dot_product_attention``     ``j <= i``
+``attention.attention_weights``                ``j <= i``
+``chunked.online_softmax_attention``           ``j <= i``
+``chunked.chunked_attention``                  ``j <= i``
+``efficient.sliding_window_attention``         ``i - window < j <= i``
+``efficient.hierarchical_attention``           ``j <= i`` in the block, earlier blocks
+``efficient_linear.linear_attention``          ``j <= i`` (needs ``L == S``)
+``efficient_linear.performer_attention``       ``j <= i`` (needs ``L == S``)
+``masks.sliding_window_mask``                  ``j <= i`` inside the window
+``masks.dilated_mask``                         ``j <= i`` inside the window
+``multihead.MultiHeadAttention``               ``j <= i``; ``j <= P + i`` after ``P`` cached
+``blocks.TransformerBlock``, tiny models       as ``MultiHeadAttention``
+``positional.alibi_bias``                      ``j <= query_offset + i``
+``masks.causal_mask(L, S)``                    ``j <= i`` (``align="top_left"``)
+``causal_mask(L, S, align="bottom_right")``    ``j <= i + (S - L)``, not ``is_causal``
+=============================================  ==================================================
+
+With a KV cache of ``P`` tokens and ``L`` new ones, ``S = P + L``, so ``j <= P + i`` is the
+bottom-right mask: the new tokens are the last ones, and they see everything before them.
 """
 
 from __future__ import annotations

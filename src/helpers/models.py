@@ -24,6 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from .blocks import TransformerBlock
+from .checks import reject_pytorch_padding_mask
 from .multihead import KVCache
 from .positional import LearnedPositionalEmbedding, RotaryEmbedding, T5RelativeBias, alibi_bias, sinusoidal_encoding
 
@@ -109,8 +110,8 @@ class _TinyStack(nn.Module):
         self,
         tokens: Tensor,
         memory: Tensor | None,
-        key_padding_mask: Tensor | None,
-        memory_key_padding_mask: Tensor | None,
+        key_mask: Tensor | None,
+        memory_key_mask: Tensor | None,
         need_weights: bool,
         kv_caches: list[KVCache] | None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
@@ -135,7 +136,8 @@ class _TinyStack(nn.Module):
         attn_mask = None
         if self.config.positional == "alibi":  # (1, H, L, S) float bias; -inf on the future if causal
             attn_mask = alibi_bias(
-                self.config.num_heads, length, past + length, is_causal=self.is_causal, device=x.device
+                self.config.num_heads, length, past + length, is_causal=self.is_causal, query_offset=past,
+                device=x.device,
             )
         elif self.relative_bias is not None:  # (1, H, L, S) learned bias; queries at past .. past + L - 1
             attn_mask = self.relative_bias(length, past + length, query_offset=past)
@@ -143,8 +145,8 @@ class _TinyStack(nn.Module):
         self_weights, cross_weights = [], []
         for i, block in enumerate(self.blocks):
             x, attended, crossed = block(
-                x, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=self.is_causal,
-                memory_key_padding_mask=memory_key_padding_mask, need_weights=need_weights,
+                x, memory, attn_mask=attn_mask, key_mask=key_mask, is_causal=self.is_causal,
+                memory_key_mask=memory_key_mask, need_weights=need_weights,
                 kv_cache=None if kv_caches is None else kv_caches[i], rope=self.rope,
             )  # (B, L, D)
             if need_weights:
@@ -188,23 +190,32 @@ class TinyEncoder(nn.Module):
         _init_weights(self)
 
     def forward(
-        self, tokens: Tensor, *, key_padding_mask: Tensor | None = None, need_weights: bool = False
+        self,
+        tokens: Tensor,
+        *,
+        key_mask: Tensor | None = None,
+        need_weights: bool = False,
+        key_padding_mask: None = None,
     ) -> ModelOutput:
         """Encodes a batch of token sequences.
 
         Args:
             tokens: token ids.
-            key_padding_mask: bool, ``True`` = real token, ``False`` = padding.
+            key_mask: bool, ``True`` = real token, ``False`` = padding (the polarity of every
+                mask of the package; see :class:`~helpers.multihead.MultiHeadAttention`).
             need_weights: also return every layer's attention weights.
+            key_padding_mask: not accepted (PyTorch's name, where ``True`` means "ignore"):
+                raises a ``TypeError``; pass ``key_mask=~key_padding_mask``.
 
         Returns:
             ``ModelOutput(output, attentions, None)``.
 
         Shape:
-            tokens: ``(B, L)``; key_padding_mask: ``(B, L)``; output: ``(B, L, D)`` or
+            tokens: ``(B, L)``; key_mask: ``(B, L)`` or ``(B, 1, 1, L)``; output: ``(B, L, D)`` or
             ``(B, L, num_outputs)``; attentions: ``(N, B, H, L, L)``.
         """
-        hidden, attentions, _ = self.stack(tokens, None, key_padding_mask, None, need_weights, None)
+        reject_pytorch_padding_mask("key_padding_mask", key_padding_mask, "key_mask")
+        hidden, attentions, _ = self.stack(tokens, None, key_mask, None, need_weights, None)
         output = hidden if self.head is None else self.head(hidden)  # (B, L, D) or (B, L, num_outputs)
         return ModelOutput(output, attentions, None)
 
@@ -224,11 +235,11 @@ class _Generation(nn.Module):
         self,
         tokens: Tensor,
         memory: Tensor | None,
-        memory_key_padding_mask: Tensor | None,
+        memory_key_mask: Tensor | None,
         need_weights: bool,
         kv_caches: list[KVCache] | None,
     ) -> ModelOutput:
-        hidden, attentions, cross = self.stack(tokens, memory, None, memory_key_padding_mask, need_weights, kv_caches)
+        hidden, attentions, cross = self.stack(tokens, memory, None, memory_key_mask, need_weights, kv_caches)
         return ModelOutput(self.lm_head(hidden), attentions, cross)  # (B, L, V)
 
     @torch.no_grad()
@@ -237,7 +248,7 @@ class _Generation(nn.Module):
         tokens: Tensor,
         max_new_tokens: int,
         memory: Tensor | None,
-        memory_key_padding_mask: Tensor | None,
+        memory_key_mask: Tensor | None,
         use_cache: bool,
         temperature: float,
         generator: torch.Generator | None,
@@ -249,7 +260,7 @@ class _Generation(nn.Module):
         caches = self.new_kv_caches() if use_cache else None
         new_input = tokens  # (B, L0): the whole prompt first, then one token at a time with a cache
         for _ in range(max_new_tokens):
-            logits = self._logits(new_input, memory, memory_key_padding_mask, False, caches).output[:, -1]  # (B, V)
+            logits = self._logits(new_input, memory, memory_key_mask, False, caches).output[:, -1]  # (B, V)
             if temperature == 0:
                 next_token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
             else:
@@ -336,18 +347,18 @@ class TinyDecoder(_Generation):
         tokens: Tensor,
         memory: Tensor,
         *,
-        memory_key_padding_mask: Tensor | None = None,
+        memory_key_mask: Tensor | None = None,
         need_weights: bool = False,
         kv_caches: list[KVCache] | None = None,
     ) -> ModelOutput:
         """Next-token logits given the target prefix and the encoder's memory.
 
         Shape:
-            tokens: ``(B, L)``; memory: ``(B, S, D)``; memory_key_padding_mask: ``(B, S)``
+            tokens: ``(B, L)``; memory: ``(B, S, D)``; memory_key_mask: ``(B, S)``
             (``True`` = real token); logits: ``(B, L, V)``; attentions: ``(N, B, H, L, L)``;
             cross_attentions: ``(N, B, H, L, S)``.
         """
-        return self._logits(tokens, memory, memory_key_padding_mask, need_weights, kv_caches)
+        return self._logits(tokens, memory, memory_key_mask, need_weights, kv_caches)
 
     def generate(
         self,
@@ -355,7 +366,7 @@ class TinyDecoder(_Generation):
         memory: Tensor,
         max_new_tokens: int,
         *,
-        memory_key_padding_mask: Tensor | None = None,
+        memory_key_mask: Tensor | None = None,
         use_cache: bool = True,
         temperature: float = 0.0,
         generator: torch.Generator | None = None,
@@ -366,7 +377,7 @@ class TinyDecoder(_Generation):
             tokens: ``(B, L0)``; memory: ``(B, S, D)``; output: ``(B, L0 + max_new_tokens)``
         """
         return self._generate(
-            tokens, max_new_tokens, memory, memory_key_padding_mask, use_cache, temperature, generator
+            tokens, max_new_tokens, memory, memory_key_mask, use_cache, temperature, generator
         )
 
 
@@ -390,7 +401,7 @@ class TinyEncoderDecoder(nn.Module):
         source: Tensor,
         target: Tensor,
         *,
-        source_key_padding_mask: Tensor | None = None,
+        source_key_mask: Tensor | None = None,
         need_weights: bool = False,
     ) -> tuple[ModelOutput, ModelOutput]:
         """Encodes ``source`` and returns next-token logits for the ``target`` prefix.
@@ -400,12 +411,12 @@ class TinyEncoderDecoder(nn.Module):
             weights, then the decoder's logits, self- and cross-attention weights.
 
         Shape:
-            source: ``(B, S)``; target: ``(B, L)``; source_key_padding_mask: ``(B, S)``
+            source: ``(B, S)``; target: ``(B, L)``; source_key_mask: ``(B, S)``
             (``True`` = real token); decoder logits: ``(B, L, V)``.
         """
-        encoded = self.encoder(source, key_padding_mask=source_key_padding_mask, need_weights=need_weights)
+        encoded = self.encoder(source, key_mask=source_key_mask, need_weights=need_weights)
         decoded = self.decoder(
-            target, encoded.output, memory_key_padding_mask=source_key_padding_mask, need_weights=need_weights
+            target, encoded.output, memory_key_mask=source_key_mask, need_weights=need_weights
         )
         return encoded, decoded
 
@@ -416,7 +427,7 @@ class TinyEncoderDecoder(nn.Module):
         start_tokens: Tensor,
         max_new_tokens: int,
         *,
-        source_key_padding_mask: Tensor | None = None,
+        source_key_mask: Tensor | None = None,
         use_cache: bool = True,
     ) -> Tensor:
         """Greedy decoding of ``max_new_tokens`` tokens after ``start_tokens``.
@@ -424,9 +435,9 @@ class TinyEncoderDecoder(nn.Module):
         Shape:
             source: ``(B, S)``; start_tokens: ``(B, L0)``; output: ``(B, L0 + max_new_tokens)``
         """
-        memory = self.encoder(source, key_padding_mask=source_key_padding_mask).output  # (B, S, D)
+        memory = self.encoder(source, key_mask=source_key_mask).output  # (B, S, D)
         return self.decoder.generate(
-            start_tokens, memory, max_new_tokens, memory_key_padding_mask=source_key_padding_mask, use_cache=use_cache
+            start_tokens, memory, max_new_tokens, memory_key_mask=source_key_mask, use_cache=use_cache
         )
 
 

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
-from .checks import check_attn_mask
+from .checks import check_attn_mask, check_key_mask, reject_pytorch_padding_mask
 from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb
 
@@ -204,12 +204,13 @@ class MultiHeadAttention(nn.Module):
         value: Tensor | None = None,
         *,
         attn_mask: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
+        key_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = False,
         kv_cache: KVCache | None = None,
         rope: RotaryEmbedding | None = None,
         head_mask: Tensor | None = None,
+        key_padding_mask: None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attends from ``query`` to ``key``/``value`` (to ``query`` itself when ``key`` is None).
 
@@ -219,14 +220,21 @@ class MultiHeadAttention(nn.Module):
             value: the values of those tokens; defaults to ``key``.
             attn_mask: bool mask (``True`` = may attend) or float bias added to the scores,
                 of shape ``(L, S)`` or broadcastable ``(B or 1, H or 1, L, S)``.
-            key_padding_mask: bool, ``True`` = a real token, ``False`` = padding to ignore.
-                Note: the opposite of ``torch.nn.MultiheadAttention``, where ``True`` means
-                "ignore"; here every boolean mask means "may attend". With a ``kv_cache`` it
-                covers all ``S`` cached + new keys.
-            is_causal: each query sees only keys at or before its own position. Queries are
-                aligned to the end of the keys (bottom-right), so with a ``kv_cache`` the new
-                tokens see every cached token; for ``L == S`` this is the usual lower triangle.
-                May be combined with the masks above.
+            key_mask: bool, ``True`` = a real token, ``False`` = padding to ignore, of shape
+                ``(B, S)`` or ``(B, 1, 1, S)`` (what :func:`helpers.masks.padding_mask` returns).
+                It is not called ``key_padding_mask`` because ``torch.nn.MultiheadAttention``'s
+                argument of that name means the opposite (``True`` = ignore); here every boolean
+                mask means "may attend". With a ``kv_cache`` it covers all ``S`` cached + new keys.
+            key_padding_mask: not accepted: passing it raises a ``TypeError`` saying to pass
+                ``key_mask=~key_padding_mask``, so that a mask copied from PyTorch code is not
+                silently inverted.
+            is_causal: each query sees only keys at or before its own position, top-left
+                aligned as in :func:`torch.nn.functional.scaled_dot_product_attention`: query
+                ``i`` sees keys ``j <= i``. With a ``kv_cache`` the queries are the tokens after
+                the cached ones, at positions ``kv_cache.seq_len + i`` (as for ``rope``), so the
+                new tokens see every cached token and each other up to themselves. May be
+                combined with the masks above. The table in :mod:`helpers.masks` lists every
+                ``is_causal`` of the package.
             need_weights: also return the attention weights (readable path); otherwise the
                 fused PyTorch kernel runs and ``None`` is returned in their place.
             kv_cache: for incremental self-attention decoding: the new keys/values are
@@ -249,10 +257,11 @@ class MultiHeadAttention(nn.Module):
 
         Shape:
             query: ``(B, L, D)``; key: ``(B, S, kdim)``; value: ``(B, S, vdim)``;
-            attn_mask: ``(L, S)`` or ``(B, H, L, S)`` (broadcastable); key_padding_mask:
-            ``(B, S)``; head_mask: ``(H,)`` or ``(B, H)``; output: ``(B, L, D)``;
+            attn_mask: ``(L, S)`` or ``(B, H, L, S)`` (broadcastable); key_mask:
+            ``(B, S)`` or ``(B, 1, 1, S)``; head_mask: ``(H,)`` or ``(B, H)``; output: ``(B, L, D)``;
             weights: ``(B, H, L, S)``.
         """
+        reject_pytorch_padding_mask("key_padding_mask", key_padding_mask, "key_mask")
         key, value = self._check_inputs(query, key, value, kv_cache, rope)
         batch, length, _ = query.shape
         head_factors = self._head_factors(head_mask, batch, query)  # (B or 1, H, 1, 1) or None
@@ -275,7 +284,7 @@ class MultiHeadAttention(nn.Module):
         # (enable_gqa; the readable path with repeat_kv), so the cache stays (B, H_kv, S, E).
         grouped = self.num_key_value_groups > 1
 
-        mask, causal_flag = self._merge_masks(attn_mask, key_padding_mask, is_causal, batch, length, k.size(2), q)
+        mask, causal_flag = self._merge_masks(attn_mask, key_mask, is_causal, past, batch, length, k.size(2), q)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(
@@ -349,21 +358,24 @@ class MultiHeadAttention(nn.Module):
     def _merge_masks(
         self,
         attn_mask: Tensor | None,
-        key_padding_mask: Tensor | None,
+        key_mask: Tensor | None,
         is_causal: bool,
+        past: int,
         batch: int,
         length: int,
         source_length: int,
         query: Tensor,
     ) -> tuple[Tensor | None, bool]:
-        """Combines the causal, attention and padding masks into one ``attn_mask``.
+        """Combines the causal, attention and key masks into one ``attn_mask``.
 
-        Returns ``(mask, is_causal_flag)``: a plain square causal mask stays the ``is_causal``
-        flag (the fused kernels skip the masked blocks); anything else becomes one boolean mask
-        (``True`` = may attend) or, if ``attn_mask`` is a float bias, one float bias with
-        ``-inf`` at masked positions. Shape ``(L, S)`` or ``(B or 1, H or 1, L, S)``.
+        Returns ``(mask, is_causal_flag)``: a causal mask alone, without a cache (``past == 0``),
+        stays the ``is_causal`` flag, top-left as in PyTorch (the fused kernels skip the masked
+        blocks); anything else becomes one boolean mask (``True`` = may attend) or, if
+        ``attn_mask`` is a float bias, one float bias with ``-inf`` at masked positions. Shape
+        ``(L, S)`` or ``(B or 1, H or 1, L, S)``. With ``past`` cached positions the queries sit
+        at ``past + i`` and the keys at ``j``, so the causal mask is ``j <= past + i``.
         """
-        if attn_mask is None and key_padding_mask is None and (not is_causal or length == source_length):
+        if attn_mask is None and key_mask is None and (not is_causal or past == 0):
             return None, is_causal
         weights_shape = (batch, self.num_heads, length, source_length)
         masks: list[Tensor] = []
@@ -372,21 +384,12 @@ class MultiHeadAttention(nn.Module):
                 attn_mask = attn_mask.to(query.dtype)  # a float bias of any precision is accepted here
             check_attn_mask(attn_mask, query, weights_shape)  # the same rules as scaled_dot_product_attention
             masks.append(attn_mask)
-        if key_padding_mask is not None:
-            if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
-                if isinstance(key_padding_mask, Tensor):
-                    got = key_padding_mask.dtype
-                else:
-                    got = type(key_padding_mask).__name__
-                raise TypeError(f"key_padding_mask must be a bool tensor (True = real token), got {got}")
-            if key_padding_mask.shape != (batch, source_length):
-                raise ValueError(
-                    f"key_padding_mask must have shape (B, S) = {(batch, source_length)}, "
-                    f"got {tuple(key_padding_mask.shape)}"
-                )
-            masks.append(key_padding_mask[:, None, None, :])  # (B, 1, 1, S)
+        if key_mask is not None:
+            masks.append(check_key_mask("key_mask", key_mask, batch, source_length, query.device))  # (B, 1, 1, S)
         if is_causal:
-            masks.append(causal_mask(length, source_length, align="bottom_right", device=query.device))  # (L, S)
+            # queries at positions past .. past + L - 1, keys at 0 .. S - 1 (S = past + L with a cache)
+            align = "top_left" if past == 0 else "bottom_right"
+            masks.append(causal_mask(length, source_length, align=align, device=query.device))  # (L, S)
         if all(m.dtype == torch.bool for m in masks):
             merged = masks[0]
             for m in masks[1:]:

@@ -22,7 +22,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .checks import check_positive_int
+from .checks import check_int, check_positive_int
 
 __all__ = [
     "sinusoidal_encoding",
@@ -45,7 +45,7 @@ __all__ = [
 
 def sinusoidal_encoding(
     num_positions: int,
-    dim: int,
+    embed_dim: int,
     *,
     base: float = 10000.0,
     device: torch.device | str | None = None,
@@ -53,17 +53,17 @@ def sinusoidal_encoding(
 ) -> Tensor:
     """Fixed sinusoidal position encodings of "Attention Is All You Need".
 
-    ``PE[pos, 2i] = sin(pos / base**(2i / dim))`` and ``PE[pos, 2i + 1] = cos(pos / base**(2i / dim))``:
+    ``PE[pos, 2i] = sin(pos / base**(2i / embed_dim))`` and ``PE[pos, 2i + 1] = cos(pos / base**(2i / embed_dim))``:
     sine on the even feature indices, cosine on the odd ones, interleaved (not two halves).
     Each sine/cosine pair turns at its own frequency, so that ``PE[pos + k]`` is a fixed
-    rotation of ``PE[pos]`` for every ``pos``. For an odd ``dim`` the last column is a sine.
+    rotation of ``PE[pos]`` for every ``pos``. For an odd ``embed_dim`` the last column is a sine.
 
     Paper: Vaswani et al., 2017, "Attention Is All You Need", section 3.5.
     Explained in chapter 6.
 
     Args:
         num_positions: number of positions ``P`` (rows), positions ``0 .. P - 1``.
-        dim: model dimension ``D`` (columns).
+        embed_dim: model dimension ``D`` (columns).
         base: the wavelength scale (10000 in the paper).
         device: device of the result (computed there, in float64).
         dtype: floating dtype of the result.
@@ -75,15 +75,15 @@ def sinusoidal_encoding(
         output: ``(P, D)``
     """
     check_positive_int("num_positions", num_positions)
-    check_positive_int("dim", dim)
+    check_positive_int("embed_dim", embed_dim)
     if base <= 0:
         raise ValueError(f"base must be positive, got {base}")
     position = torch.arange(num_positions, dtype=torch.float64, device=device).unsqueeze(1)  # (P, 1)
-    two_i = torch.arange(0, dim, 2, dtype=torch.float64, device=device)  # (ceil(D/2),)
-    angle = position / base ** (two_i / dim)  # (P, ceil(D/2))
-    encoding = torch.empty(num_positions, dim, dtype=torch.float64, device=device)
+    two_i = torch.arange(0, embed_dim, 2, dtype=torch.float64, device=device)  # (ceil(D/2),)
+    angle = position / base ** (two_i / embed_dim)  # (P, ceil(D/2))
+    encoding = torch.empty(num_positions, embed_dim, dtype=torch.float64, device=device)
     encoding[:, 0::2] = torch.sin(angle)  # (P, ceil(D/2))
-    encoding[:, 1::2] = torch.cos(angle[:, : dim // 2])  # (P, floor(D/2))
+    encoding[:, 1::2] = torch.cos(angle[:, : embed_dim // 2])  # (P, floor(D/2))
     return encoding.to(dtype)
 
 
@@ -98,7 +98,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Args:
         max_positions: number of positions the table holds.
-        dim: model dimension ``D``.
+        embed_dim: model dimension ``D``.
         device: device of the table (as for ``torch.nn`` layers).
         dtype: dtype of the table.
     """
@@ -106,17 +106,17 @@ class LearnedPositionalEmbedding(nn.Module):
     def __init__(
         self,
         max_positions: int,
-        dim: int,
+        embed_dim: int,
         *,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
         check_positive_int("max_positions", max_positions)
-        check_positive_int("dim", dim)
+        check_positive_int("embed_dim", embed_dim)
         self.max_positions = max_positions
-        self.dim = dim
-        self.weight = nn.Parameter(torch.empty(max_positions, dim, device=device, dtype=dtype))
+        self.embed_dim = embed_dim
+        self.weight = nn.Parameter(torch.empty(max_positions, embed_dim, device=device, dtype=dtype))
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, positions: int | Tensor, *, offset: int = 0) -> Tensor:
@@ -151,7 +151,7 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.weight[positions]  # (*positions.shape, D)
 
     def extra_repr(self) -> str:
-        return f"max_positions={self.max_positions}, dim={self.dim}"
+        return f"max_positions={self.max_positions}, embed_dim={self.embed_dim}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -325,18 +325,22 @@ def alibi_bias(
     query_length: int,
     key_length: int,
     *,
-    is_causal: bool = True,
+    is_causal: bool = False,
+    query_offset: int = 0,
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> Tensor:
     """ALiBi's additive bias ``-slope_h * distance(query, key)``.
 
-    Queries are aligned to the end of the keys (bottom-right): query ``i`` sits at position
-    ``S - L + i``, which is where it is when decoding with a KV cache; for ``L == S`` query
-    ``i`` is at position ``i``. With ``is_causal=True`` the bias for a key ``j`` at or before the
-    query is ``-slope * (pos_i - j)`` and keys after the query get ``-inf``, so the bias is the
-    causal mask as well (the paper's causal form). With ``is_causal=False`` it is the symmetric
-    ``-slope * |pos_i - j|``, one common bidirectional extension.
+    Query ``i`` sits at position ``query_offset + i`` and key ``j`` at position ``j``: with the
+    default ``query_offset=0`` the two are aligned at their first token (top-left, as every
+    ``is_causal`` of the package; the table in :mod:`helpers.masks`); when decoding ``L`` new
+    tokens after ``S - L`` cached ones, pass ``query_offset=S - L`` (as :class:`T5RelativeBias`
+    takes it). With ``is_causal=True`` the bias for a key ``j`` at or before the query is
+    ``-slope * (pos_i - j)`` and keys after the query get ``-inf``, so the bias is the causal
+    mask as well (the paper's causal form). With ``is_causal=False`` (the default, as everywhere
+    in the package) it is the symmetric ``-slope * |pos_i - j|``, one common bidirectional
+    extension.
 
     Paper: Press et al., 2022 (ALiBi), section 3. Explained in chapter 6.
 
@@ -345,6 +349,8 @@ def alibi_bias(
         query_length: ``L``.
         key_length: ``S``.
         is_causal: whether keys after the query are masked with ``-inf``.
+        query_offset: position of the first query (queries at ``offset .. offset + L - 1``),
+            ``>= 0``.
         device: device of the result (pass the queries' device).
         dtype: floating dtype of the result (a float ``attn_mask`` must have the queries' dtype).
 
@@ -356,9 +362,10 @@ def alibi_bias(
     """
     check_positive_int("query_length", query_length)
     check_positive_int("key_length", key_length)
+    check_int("query_offset", query_offset, 0)
     compute_dtype = torch.promote_types(dtype, torch.float32)  # distances stay exact integers
     slopes = alibi_slopes(num_heads, device=device, dtype=compute_dtype)  # (H,)
-    query_position = torch.arange(key_length - query_length, key_length, device=device)  # (L,)
+    query_position = torch.arange(query_offset, query_offset + query_length, device=device)  # (L,)
     key_position = torch.arange(key_length, device=device)  # (S,)
     distance = (query_position[:, None] - key_position[None, :]).to(compute_dtype)  # (L, S), > 0 for past keys
     bias = -slopes[:, None, None] * distance.abs()  # (H, L, S)

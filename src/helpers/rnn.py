@@ -26,7 +26,8 @@ Shape legend:
     S: source length (T_in)
     T: target length (T_out)
     E: embedding size
-    H: hidden size of each GRU direction and of the decoder
+    R: hidden (recurrent state) size ``hidden_size`` of each GRU direction and of the decoder
+       (chapter 1's prose calls it H; everywhere else in the package H is a number of heads)
     V: vocabulary size
 
 Explained in chapter 1.
@@ -55,103 +56,114 @@ class Seq2SeqGRU(nn.Module):
     Args:
         vocab_size: Size V of the shared source/target vocabulary.
         embed_dim: Embedding size E.
-        hidden_dim: Hidden size H of each encoder direction and of the decoder; without
-            attention the source reaches the decoder through ``2 * H`` numbers.
+        hidden_size: Hidden size R of each encoder direction and of the decoder (the name of
+            ``torch.nn.GRU``'s argument); without attention the source reaches the decoder
+            through ``2 * R`` numbers.
         attention: Use additive attention over all encoder states.
-        attention_dim: Hidden size of the additive scoring network (default ``H``).
+        attention_dim: Hidden size of the additive scoring network (default ``R``).
 
     Shape:
-        src ``(B, S)``, tgt ``(B, T)`` -> logits ``(B, T, V)``, alignment ``(B, T, S)`` (or None).
+        source ``(B, S)``, target ``(B, T)`` -> logits ``(B, T, V)``, alignment ``(B, T, S)`` (or None).
     """
 
     def __init__(
-        self, vocab_size: int, embed_dim: int, hidden_dim: int, *, attention: bool, attention_dim: int | None = None
+        self, vocab_size: int, embed_dim: int, hidden_size: int, *, attention: bool, attention_dim: int | None = None
     ) -> None:
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("embed_dim", embed_dim), ("hidden_dim", hidden_dim)):
+        for name, value in (("vocab_size", vocab_size), ("embed_dim", embed_dim), ("hidden_size", hidden_size)):
             check_positive_int(name, value)
         if attention_dim is not None:
             check_positive_int("attention_dim", attention_dim)
         if not isinstance(attention, bool):
             raise TypeError(f"attention must be a bool, got {type(attention).__name__}")
         self.vocab_size = vocab_size
-        self.hidden_dim = hidden_dim
+        self.hidden_size = hidden_size
         self.use_attention = attention
-        context_dim = 2 * hidden_dim
+        context_dim = 2 * hidden_size
         self.embedding = nn.Embedding(vocab_size, embed_dim)
-        self.encoder = nn.GRU(embed_dim, hidden_dim, batch_first=True, bidirectional=True)
-        self.init_proj = nn.Linear(context_dim, hidden_dim)  # W_init
-        self.decoder = nn.GRUCell(embed_dim + context_dim, hidden_dim)
-        self.attention = AdditiveAttention(hidden_dim, context_dim, attention_dim or hidden_dim) if attention else None
-        self.out_proj = nn.Linear(hidden_dim + context_dim, vocab_size)  # W_out
+        self.encoder = nn.GRU(embed_dim, hidden_size, batch_first=True, bidirectional=True)
+        self.init_proj = nn.Linear(context_dim, hidden_size)  # W_init
+        self.decoder = nn.GRUCell(embed_dim + context_dim, hidden_size)
+        self.attention: AdditiveAttention | None = None
+        if attention:
+            self.attention = AdditiveAttention(hidden_size, context_dim, attention_dim or hidden_size)
+        self.out_proj = nn.Linear(hidden_size + context_dim, vocab_size)  # W_out
 
-    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
+    def encode(self, source: Tensor) -> tuple[Tensor, Tensor]:
         """Encoder states and the fixed summary ``[h_fwd_{S-1}; h_bwd_0]``.
 
         Shape:
-            src ``(B, S)`` -> states ``(B, S, 2H)``, summary ``(B, 2H)``.
+            source ``(B, S)`` -> states ``(B, S, 2R)``, summary ``(B, 2R)``.
         """
-        states, final = self.encoder(self.embedding(src))  # (B, S, 2H), (2, B, H)
-        summary = torch.cat([final[0], final[1]], dim=-1)  # (B, H) + (B, H) -> (B, 2H)
+        states, final = self.encoder(self.embedding(source))  # (B, S, 2R), (2, B, R)
+        summary = torch.cat([final[0], final[1]], dim=-1)  # (B, R) + (B, R) -> (B, 2R)
         return states, summary
 
     def forward(
-        self, src: Tensor, tgt: Tensor | None = None, *, max_len: int | None = None
+        self, source: Tensor, target: Tensor | None = None, *, max_new_tokens: int | None = None
     ) -> tuple[Tensor, Tensor | None]:
-        """Teacher-forced logits when ``tgt`` is given, else greedy decoding of ``max_len`` tokens.
+        """Teacher-forced logits when ``target`` is given, else greedy decoding of ``max_new_tokens`` tokens.
+
+        The names are those of :class:`helpers.models.TinyEncoderDecoder` (``source``,
+        ``target``, ``max_new_tokens``).
 
         Args:
-            src: Source tokens.
-            tgt: Target tokens (teacher forcing: step ``i`` reads ``tgt[:, i - 1]``, step 0 reads
-                ``BOS_TOKEN``), or None to decode greedily.
-            max_len: Number of tokens to decode greedily (default S); only without ``tgt``.
+            source: Source tokens.
+            target: Target tokens (teacher forcing: step ``i`` reads ``target[:, i - 1]``, step 0
+                reads ``BOS_TOKEN``), or None to decode greedily.
+            max_new_tokens: Number of tokens to decode greedily (default S); only without
+                ``target``.
 
         Returns:
             ``(logits, alignment)``; ``alignment[b, i]`` is the attention of output step ``i`` over
             the source (rows sum to 1), or None without attention.
 
         Shape:
-            src ``(B, S)``, tgt ``(B, T)`` -> logits ``(B, T, V)``, alignment ``(B, T, S)``.
+            source ``(B, S)``, target ``(B, T)`` -> logits ``(B, T, V)``, alignment ``(B, T, S)``.
         """
-        self._check_tokens("src", src)
-        if tgt is not None:
-            self._check_tokens("tgt", tgt)
-            if tgt.shape[0] != src.shape[0]:
+        self._check_tokens("source", source)
+        if target is not None:
+            self._check_tokens("target", target)
+            if target.shape[0] != source.shape[0]:
                 raise ValueError(
-                    f"src and tgt must have the same batch size, got {tuple(src.shape)} and {tuple(tgt.shape)}"
+                    f"source and target must have the same batch size, got {tuple(source.shape)} and "
+                    f"{tuple(target.shape)}"
                 )
-            if max_len is not None:
-                raise ValueError("max_len is for greedy decoding; with tgt the output has tgt's length")
-        steps = tgt.shape[1] if tgt is not None else (max_len if max_len is not None else src.shape[1])
+            if max_new_tokens is not None:
+                raise ValueError("max_new_tokens is for greedy decoding; with target the output has target's length")
+        if target is not None:
+            steps = target.shape[1]
+        else:
+            steps = max_new_tokens if max_new_tokens is not None else source.shape[1]
         if not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+            raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
 
-        states, summary = self.encode(src)  # (B, S, 2H), (B, 2H)
-        hidden = torch.tanh(self.init_proj(summary))  # s_0: (B, H)
+        states, summary = self.encode(source)  # (B, S, 2R), (B, 2R)
+        hidden = torch.tanh(self.init_proj(summary))  # s_0: (B, R)
         if self.attention is not None:
-            keys = self.attention.key_proj(states)  # W_k h_j, once for all steps: (B, S, 2H) -> (B, S, A)
-        bos = torch.full_like(src[:, :1], BOS_TOKEN)  # (B, 1)
-        if tgt is not None:  # teacher forcing: every decoder input is known in advance
-            embedded = self.embedding(torch.cat([bos, tgt[:, :-1]], dim=1))  # (B, T, E)
+            keys = self.attention.key_proj(states)  # W_k h_j, once for all steps: (B, S, 2R) -> (B, S, A)
+        bos = torch.full_like(source[:, :1], BOS_TOKEN)  # (B, 1)
+        if target is not None:  # teacher forcing: every decoder input is known in advance
+            embedded = self.embedding(torch.cat([bos, target[:, :-1]], dim=1))  # (B, T, E)
         outputs, contexts, logits, alignment = [], [], [], []
         previous = bos[:, 0]  # (B,)
         for i in range(steps):
             if self.attention is None:
-                context = summary  # (B, 2H)
+                context = summary  # (B, 2R)
             else:
-                context, weights = self._attend(hidden, keys, states)  # (B, 2H), (B, S)
+                context, weights = self._attend(hidden, keys, states)  # (B, 2R), (B, S)
                 alignment.append(weights)
-            step_embedding = embedded[:, i] if tgt is not None else self.embedding(previous)  # (B, E)
-            hidden = self.decoder(torch.cat([step_embedding, context], dim=-1), hidden)  # (B, E + 2H) -> (B, H)
-            if tgt is not None:
+            step_embedding = embedded[:, i] if target is not None else self.embedding(previous)  # (B, E)
+            hidden = self.decoder(torch.cat([step_embedding, context], dim=-1), hidden)  # (B, E + 2R) -> (B, R)
+            if target is not None:
                 outputs.append(hidden)
                 contexts.append(context)
             else:
-                step_logits = self.out_proj(torch.cat([hidden, context], dim=-1))  # (B, H + 2H) -> (B, V)
+                step_logits = self.out_proj(torch.cat([hidden, context], dim=-1))  # (B, R + 2R) -> (B, V)
                 logits.append(step_logits)
                 previous = step_logits.argmax(-1)  # (B,)
-        if tgt is not None:  # one output projection for all steps
-            features = torch.cat([torch.stack(outputs, 1), torch.stack(contexts, 1)], dim=-1)  # (B, T, H + 2H)
+        if target is not None:  # one output projection for all steps
+            features = torch.cat([torch.stack(outputs, 1), torch.stack(contexts, 1)], dim=-1)  # (B, T, R + 2R)
             all_logits = self.out_proj(features)  # (B, T, V)
         else:
             all_logits = torch.stack(logits, 1)  # (B, T, V)
@@ -166,16 +178,16 @@ class Seq2SeqGRU(nn.Module):
         more than the rest of the step; the tests check that both give the same numbers.
 
         Shape:
-            query ``(B, H)`` (the state ``s_{i-1}``), keys ``(B, S, A)``, states ``(B, S, 2H)``
-            -> context ``(B, 2H)``, weights ``(B, S)``.
+            query ``(B, R)`` (the state ``s_{i-1}``), keys ``(B, S, A)``, states ``(B, S, 2R)``
+            -> context ``(B, 2R)``, weights ``(B, S)``.
         """
         if self.attention is None:
             raise RuntimeError("_attend is only for models built with attention=True")
-        projected = self.attention.query_proj(query)  # W_q s_{i-1}: (B, H) -> (B, A)
+        projected = self.attention.query_proj(query)  # W_q s_{i-1}: (B, R) -> (B, A)
         features = torch.tanh(projected.unsqueeze(1) + keys)  # (B, 1, A) + (B, S, A) -> (B, S, A)
         scores = features @ self.attention.score_vector  # (B, S, A) x (A,) -> (B, S)
         weights = torch.softmax(scores.float(), dim=-1).to(states.dtype)  # (B, S)
-        context = (weights.unsqueeze(1) @ states).squeeze(1)  # (B, 1, S) x (B, S, 2H) -> (B, 2H)
+        context = (weights.unsqueeze(1) @ states).squeeze(1)  # (B, 1, S) x (B, S, 2R) -> (B, 2R)
         return context, weights
 
     def _check_tokens(self, name: str, tokens: object) -> None:
@@ -191,11 +203,11 @@ class Seq2SeqGRU(nn.Module):
             )
 
     @torch.no_grad()
-    def generate(self, src: Tensor, max_len: int | None = None) -> Tensor:
+    def generate(self, source: Tensor, max_new_tokens: int | None = None) -> Tensor:
         """Greedy decoding: the predicted target tokens.
 
         Shape:
-            src ``(B, S)`` -> ``(B, max_len)`` (``max_len`` defaults to S).
+            source ``(B, S)`` -> ``(B, max_new_tokens)`` (``max_new_tokens`` defaults to S).
         """
-        logits, _ = self(src, max_len=max_len)
+        logits, _ = self(source, max_new_tokens=max_new_tokens)
         return logits.argmax(-1)  # (B, T)

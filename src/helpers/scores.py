@@ -20,7 +20,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .attention import masked_softmax
+from .attention import default_scale, masked_softmax
 from .checks import check_attn_mask, check_scale, check_tensor
 
 __all__ = [
@@ -110,7 +110,7 @@ def scaled_dot_scores(query: Tensor, key: Tensor, *, scale: float | None = None)
     """
     _check_query_key(query, key)
     check_scale("scale", scale)
-    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    scale_factor = default_scale(query.size(-1)) if scale is None else scale
     return query @ key.transpose(-2, -1) * scale_factor  # (..., L, E) x (..., E, S) -> (..., L, S)
 
 

@@ -23,7 +23,7 @@ LABS = {  # lab -> number of exercises (each has a stub cell and a folded soluti
     "06-memory-position-lab.ipynb": 5,
     "06-training-lab.ipynb": 4,
 }
-LAB_SECONDS = 120  # the design's budget of one notebook: reported with each lab's time, not enforced (machines are noisy)
+LAB_SECONDS = 120  # the design's budget of one notebook: reported with each lab's time, not enforced
 
 
 def test_every_lab_in_the_repository_is_checked_here() -> None:

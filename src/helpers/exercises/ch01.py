@@ -225,17 +225,17 @@ def _first_below(lengths: Sequence[int], accuracies: Sequence[float], threshold:
 
 
 @checker
-def check_breaking_length(answer: Any, result: Any, hidden_dim: int, *, threshold: float = 0.5,
+def check_breaking_length(answer: Any, result: Any, hidden_size: int, *, threshold: float = 0.5,
                           language: str | None = None) -> CheckResult:
     """Check the length at which the model without attention breaks, read off a bottleneck sweep.
 
     The breaking length is the first evaluation length at which the *token* accuracy of the
-    model *without* attention of hidden size ``hidden_dim`` falls below ``threshold``.
+    model *without* attention of hidden size ``hidden_size`` falls below ``threshold``.
 
     Args:
         answer: The reader's length (an int), or ``None`` if it never breaks in the range.
         result: The :class:`~helpers.experiments.bottleneck.BottleneckResult` of the sweep.
-        hidden_dim: The hidden size asked about.
+        hidden_size: The hidden size asked about.
         threshold: The accuracy that counts as broken.
         language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
@@ -244,9 +244,9 @@ def check_breaking_length(answer: Any, result: Any, hidden_dim: int, *, threshol
     """
     try:
         lengths = result.lengths
-        plain = result.accuracy(False, hidden_dim)
+        plain = result.accuracy(False, hidden_size)
     except Exception as error:  # a wrong `result` or hidden size: explain, never raise
-        return CheckResult.of(False, "ch01.breaking.unreadable", language, hidden_dim=hidden_dim, error=str(error))
+        return CheckResult.of(False, "ch01.breaking.unreadable", language, hidden_size=hidden_size, error=str(error))
     expected = _first_below(lengths, plain, threshold)
     if answer is ...:
         return CheckResult.of(False, "ch01.breaking.ellipsis", language)
@@ -259,11 +259,11 @@ def check_breaking_length(answer: Any, result: Any, hidden_dim: int, *, threshol
     if answer == expected:
         values = ", ".join(f"{n}: {a:.2f}" for n, a in zip(lengths, plain))
         if expected is None:
-            return CheckResult.of(True, "ch01.breaking.passed_never", language, hidden=hidden_dim, values=values)
-        return CheckResult.of(True, "ch01.breaking.passed", language, hidden=hidden_dim, threshold=threshold,
+            return CheckResult.of(True, "ch01.breaking.passed_never", language, hidden=hidden_size, values=values)
+        return CheckResult.of(True, "ch01.breaking.passed", language, hidden=hidden_size, threshold=threshold,
                               expected=expected, values=values)
-    attention_break = _first_below(lengths, result.accuracy(True, hidden_dim), threshold)
-    sequence_break = _first_below(lengths, result.accuracy(False, hidden_dim, "sequence_accuracy"), threshold)
+    attention_break = _first_below(lengths, result.accuracy(True, hidden_size), threshold)
+    sequence_break = _first_below(lengths, result.accuracy(False, hidden_size, "sequence_accuracy"), threshold)
     if answer not in lengths and answer is not None:
         return CheckResult.of(False, "ch01.breaking.not_evaluated", language, answer=str(answer),
                               lengths=str(lengths))
@@ -275,9 +275,9 @@ def check_breaking_length(answer: Any, result: Any, hidden_dim: int, *, threshol
         return CheckResult.of(False, "ch01.breaking.last_working", language, answer=answer,
                               accuracy=float(plain[lengths.index(answer)]))
     for other in result.hidden_sizes:
-        if other != hidden_dim and answer == _first_below(lengths, result.accuracy(False, other), threshold):
-            return CheckResult.of(False, "ch01.breaking.other_hidden", language, other=other, hidden=hidden_dim)
-    return CheckResult.of(False, "ch01.breaking.not_quite", language, hidden=hidden_dim, threshold=threshold)
+        if other != hidden_size and answer == _first_below(lengths, result.accuracy(False, other), threshold):
+            return CheckResult.of(False, "ch01.breaking.other_hidden", language, other=other, hidden=hidden_size)
+    return CheckResult.of(False, "ch01.breaking.not_quite", language, hidden=hidden_size, threshold=threshold)
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ _MYSTERY_TASKS: dict[str, str] = {"A": "sort", "B": "copy", "C": "reverse"}
 
 
 def mystery_alignments(
-    *, seq_len: int = 8, hidden_dim: int = 32, steps: int = 300, seed: int = 0
+    *, seq_len: int = 8, hidden_size: int = 32, steps: int = 300, seed: int = 0
 ) -> dict[str, tuple[Tensor, Tensor]]:
     """Train three small attention models on three tasks; return their alignments, unnamed.
 
@@ -302,7 +302,7 @@ def mystery_alignments(
 
     Args:
         seq_len: Length of the sequences (at most 10, the number of content symbols).
-        hidden_dim: Hidden size of the models.
+        hidden_size: Hidden size of the models.
         steps: Training steps per model.
         seed: Seed of the models, the training data and the shown example.
 
@@ -328,7 +328,7 @@ def mystery_alignments(
         for label in MYSTERY_LABELS:
             task = _MYSTERY_TASKS[label]
             set_seed(seed)
-            model = Seq2SeqGRU(vocab_size, 16, hidden_dim, attention=True)
+            model = Seq2SeqGRU(vocab_size, 16, hidden_size, attention=True)
             train_seq2seq(model, task=task, lengths=[seq_len], steps=steps, batch_size=32, lr=1e-2, seed=seed)
             model.eval()
             with torch.no_grad():
@@ -455,11 +455,11 @@ def check_gradient_prediction(prediction: Any, grads: Any, *, language: str | No
 # --------------------------------------------------------------------------------------------
 
 
-def parameter_count(hidden_dim: int, *, attention: bool, vocab_size: int = 12, embed_dim: int = 16) -> int:
+def parameter_count(hidden_size: int, *, attention: bool, vocab_size: int = 12, embed_dim: int = 16) -> int:
     """Number of parameters of the chapter's :class:`~helpers.rnn.Seq2SeqGRU` (the lab's sizes by default)."""
     from helpers.rnn import Seq2SeqGRU  # noqa: PLC0415
 
-    return sum(p.numel() for p in Seq2SeqGRU(vocab_size, embed_dim, hidden_dim, attention=attention).parameters())
+    return sum(p.numel() for p in Seq2SeqGRU(vocab_size, embed_dim, hidden_size, attention=attention).parameters())
 
 
 @checker

@@ -156,7 +156,7 @@ def check_multihead_attention(fn: Callable[[Tensor, MultiHeadAttention], Tensor]
             out = as_tensor(result, phrase("ch04.what.output"), language)
             if allclose(out, right) or (out.shape == right.shape and torch.allclose(out, right, rtol=1e-4, atol=1e-5)):
                 continue
-            where = phrase("ch04.layer.where", d_model=d_model, heads=heads, plural="" if heads == 1 else "s")
+            where = phrase("ch04.layer.where", embed_dim=d_model, heads=heads, plural="" if heads == 1 else "s")
             if out.shape != right.shape:
                 return CheckResult.of(False, "ch04.layer.shape", language, where=where, expected=tuple(right.shape),
                                       got=tuple(out.shape))

@@ -140,7 +140,7 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
         layer = MultiHeadAttention(d_model, heads, num_kv_heads=kv_heads).eval()
         rope = RotaryEmbedding(layer.head_dim)
         x = torch.randn(2, length, d_model)
-        where = phrase("ch06_memory.decode.where", d_model=d_model, heads=heads, kv_heads=kv_heads, prefix=prefix)
+        where = phrase("ch06_memory.decode.where", embed_dim=d_model, heads=heads, kv_heads=kv_heads, prefix=prefix)
         with torch.no_grad():
             right = layer(x, is_causal=True, rope=rope)[0][:, prefix:]  # (B, T - P, D)
             full_cache = KVCache()
@@ -156,7 +156,7 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
         for result in results:
             out = as_tensor(result, phrase("ch06_memory.what.new_output"), language)
             if out.shape != (2, 1, d_model):
-                return CheckResult.of(False, "ch06_memory.decode.step_shape", language, where=where, d_model=d_model,
+                return CheckResult.of(False, "ch06_memory.decode.step_shape", language, where=where, embed_dim=d_model,
                                       got=tuple(out.shape))
             outs.append(out)
         out = torch.cat(outs, dim=1).detach()  # (B, T - P, D)
@@ -456,7 +456,7 @@ def check_rope_fix(fn: Callable[[Tensor, MultiHeadAttention, RotaryEmbedding], T
         out = out.detach()
         if _close(out, right):
             continue
-        where = phrase("ch06_memory.fix.where", d_model=d_model, heads=heads, length=length)
+        where = phrase("ch06_memory.fix.where", embed_dim=d_model, heads=heads, length=length)
         if out.shape != right.shape:
             return CheckResult.of(False, "ch06_memory.fix.shape", language, where=where, expected=tuple(right.shape),
                                   got=tuple(out.shape))

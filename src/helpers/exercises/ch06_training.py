@@ -63,9 +63,9 @@ def _entropy(weights: Tensor) -> Tensor:
 
 @checker
 def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
-    """Check ``fn(scores, key_padding_mask) -> (B, H)``: the entropy of each head's attention, in nats.
+    """Check ``fn(scores, key_mask) -> (B, H)``: the entropy of each head's attention, in nats.
 
-    The weights are the softmax of ``scores`` over the real keys only (``key_padding_mask`` is
+    The weights are the softmax of ``scores`` over the real keys only (``key_mask`` is
     ``True`` for a real token); the entropy ``-sum p log p`` of each query's row is averaged over
     the queries. The reference is :func:`helpers.diagnostics.attention_entropy` of the masked
     softmax; ``attention_entropy``, ``saturation_stats`` and ``helpers.attention.masked_softmax``
@@ -79,7 +79,7 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str 
         The verdict.
 
     Shape:
-        scores ``(B, H, L, S)``, key_padding_mask ``(B, S)`` bool -> ``(B, H)``.
+        scores ``(B, H, L, S)``, key_mask ``(B, S)`` bool -> ``(B, H)``.
     """
     from helpers import attention, diagnostics
 

@@ -119,7 +119,7 @@ def alignment_by_length(
     through it. Explained in chapter 1.
 
     Args:
-        model: A model called as ``model(src, max_len=T)`` that returns ``(logits, alignment)``,
+        model: A model called as ``model(source, max_new_tokens=T)`` that returns ``(logits, alignment)``,
             e.g. :class:`~helpers.rnn.Seq2SeqGRU` with attention.
         lengths: Source lengths.
         task: ``"copy"``, ``"reverse"`` or ``"sort"``.
@@ -143,7 +143,7 @@ def alignment_by_length(
     masses = []
     for length in lengths:
         src, _ = make(num_samples, length, vocab_size, seed=seed + length)  # (N, S)
-        _, alignment = model(src, max_len=length)  # (N, T, S), greedy
+        _, alignment = model(src, max_new_tokens=length)  # (N, T, S), greedy
         if alignment is None:
             raise ValueError("alignment_by_length needs a model with attention (it returned no alignment)")
         masses.append(alignment_mass(alignment, source_positions(task, src), window=window))
@@ -177,7 +177,7 @@ def occlusion_dependence(
     wrote. Explained in chapter 1; chapter 6 returns to reading attention maps.
 
     Args:
-        model: A model called as ``model(src, tgt)`` (teacher forcing) or ``model(src, max_len=T)``
+        model: A model called as ``model(source, target)`` (teacher forcing) or ``model(source, max_new_tokens=T)``
             (greedy) that returns ``logits`` or ``(logits, ...)``, e.g. :class:`~helpers.rnn.Seq2SeqGRU`.
         src: Source tokens of one sequence.
         tgt: Its target tokens (teacher forcing), or only their number ``T`` (greedy).
@@ -209,7 +209,7 @@ def occlusion_dependence(
     model.eval()
     batch_src = torch.cat([src, occluded])  # (1 + S, S): the original first
     if decoding == "greedy":  # every run writes its own outputs and reads them back
-        output = model(batch_src, max_len=tgt.shape[1])
+        output = model(batch_src, max_new_tokens=tgt.shape[1])
     else:  # every run reads the true previous tokens
         output = model(batch_src, tgt.expand(1 + length, -1))
     model.train(was_training)

@@ -56,16 +56,16 @@ class BottleneckResult:
 
     Attributes:
         rows: One dict per (hidden size, attention, seed, evaluation length), in that loop
-            order, with keys ``attention``, ``hidden_dim``, ``seed``, ``seq_len``,
+            order, with keys ``attention``, ``hidden_size``, ``seed``, ``seq_len``,
             ``token_accuracy``, ``sequence_accuracy``, ``train_seconds``.
         curve_length: The source length of the learning curves.
-        curves: ``(attention, hidden_dim)`` -> ``{"step": [...], "token_accuracy": [...],
+        curves: ``(attention, hidden_size)`` -> ``{"step": [...], "token_accuracy": [...],
             "sequence_accuracy": [...]}``: accuracy at ``curve_length`` during training (the
             step counts optimisation steps done; step 0 is the untrained model), mean over seeds.
-        curves_by_seed: ``(attention, hidden_dim, seed)`` -> the same curve for one seed.
-        histories: ``(attention, hidden_dim)`` -> the training history of the first seed.
-        models: ``(attention, hidden_dim)`` -> the trained model of the first seed.
-        models_by_seed: ``(attention, hidden_dim, seed)`` -> every trained model.
+        curves_by_seed: ``(attention, hidden_size, seed)`` -> the same curve for one seed.
+        histories: ``(attention, hidden_size)`` -> the training history of the first seed.
+        models: ``(attention, hidden_size)`` -> the trained model of the first seed.
+        models_by_seed: ``(attention, hidden_size, seed)`` -> every trained model.
         watch_src: The watched source sequence ``(1, S)`` (None if nothing was watched).
         watch_tgt: Its target ``(1, T)``.
         watch_hidden: Hidden size of the attention model whose alignment was recorded (first seed).
@@ -91,7 +91,7 @@ class BottleneckResult:
     @property
     def hidden_sizes(self) -> list[int]:
         """The hidden sizes, in the order they were trained."""
-        return list(dict.fromkeys(int(r["hidden_dim"]) for r in self.rows))
+        return list(dict.fromkeys(int(r["hidden_size"]) for r in self.rows))
 
     @property
     def seeds(self) -> list[int]:
@@ -103,33 +103,33 @@ class BottleneckResult:
         """The evaluation lengths, ascending."""
         return sorted({int(r["seq_len"]) for r in self.rows})
 
-    def _by_seed(self, attention: bool, hidden_dim: int, metric: str) -> dict[int, list[float]]:
+    def _by_seed(self, attention: bool, hidden_size: int, metric: str) -> dict[int, list[float]]:
         if metric not in ("token_accuracy", "sequence_accuracy"):
             raise ValueError(f"metric must be 'token_accuracy' or 'sequence_accuracy', got {metric!r}")
         table: dict[int, dict[int, float]] = {}
         for r in self.rows:
-            if r["attention"] == attention and r["hidden_dim"] == hidden_dim:
+            if r["attention"] == attention and r["hidden_size"] == hidden_size:
                 table.setdefault(int(r.get("seed", 0)), {})[int(r["seq_len"])] = float(r[metric])
         if not table:
-            raise KeyError(f"no model with attention={attention}, hidden_dim={hidden_dim}; "
+            raise KeyError(f"no model with attention={attention}, hidden_size={hidden_size}; "
                            f"hidden sizes: {self.hidden_sizes}")
         return {seed: [by_length[n] for n in self.lengths] for seed, by_length in table.items()}
 
-    def accuracy(self, attention: bool, hidden_dim: int, metric: str = "token_accuracy",
+    def accuracy(self, attention: bool, hidden_size: int, metric: str = "token_accuracy",
                  seed: int | None = None) -> list[float]:
         """One model's accuracy at each evaluation length (ascending lengths): the mean over
         seeds, or one seed's."""
-        runs = self._by_seed(attention, hidden_dim, metric)
+        runs = self._by_seed(attention, hidden_size, metric)
         if seed is not None:
             if seed not in runs:
                 raise KeyError(f"no seed {seed}; seeds: {sorted(runs)}")
             return runs[seed]
         return [sum(values) / len(values) for values in zip(*runs.values())]
 
-    def accuracy_range(self, attention: bool, hidden_dim: int,
+    def accuracy_range(self, attention: bool, hidden_size: int,
                        metric: str = "token_accuracy") -> tuple[list[float], list[float]]:
         """The spread over seeds: the lowest and the highest seed's accuracy at each length."""
-        runs = list(self._by_seed(attention, hidden_dim, metric).values())
+        runs = list(self._by_seed(attention, hidden_size, metric).values())
         return [min(v) for v in zip(*runs)], [max(v) for v in zip(*runs)]
 
     def by_hidden_size(self, metric: str = "token_accuracy") -> dict[str, dict[str, list[float]]]:
@@ -138,10 +138,10 @@ class BottleneckResult:
         return {str(h): {MODEL_LABELS[a]: self.accuracy(a, h, metric) for a in (False, True)}
                 for h in self.hidden_sizes}
 
-    def train_seconds(self, attention: bool, hidden_dim: int) -> float:
+    def train_seconds(self, attention: bool, hidden_size: int) -> float:
         """Wall time of one model's training, in seconds (mean over seeds)."""
         times = {int(r.get("seed", 0)): float(r["train_seconds"]) for r in self.rows
-                 if r["attention"] == attention and r["hidden_dim"] == hidden_dim}
+                 if r["attention"] == attention and r["hidden_size"] == hidden_size}
         return sum(times.values()) / len(times)
 
 
@@ -150,12 +150,12 @@ def _train_one(job: dict[str, Any]) -> dict[str, Any]:
 
     A module-level function so that :func:`bottleneck_sweep` can run it in worker processes.
     """
-    hidden_dim, attention, seed, task = job["hidden_dim"], job["attention"], job["seed"], job["task"]
+    hidden_size, attention, seed, task = job["hidden_size"], job["attention"], job["seed"], job["task"]
     steps, curve_every, curve_length = job["steps"], job["curve_every"], job["curve_length"]
     test_seed = seed + 10_007  # test data disjoint in seed from the training data
     with num_threads(1):
         set_seed(seed)
-        model = Seq2SeqGRU(job["vocab_size"], job["embed_dim"], hidden_dim, attention=attention)
+        model = Seq2SeqGRU(job["vocab_size"], job["embed_dim"], hidden_size, attention=attention)
         curve: dict[str, list[float]] = {"step": [], "token_accuracy": [], "sequence_accuracy": []}
 
         def measure_curve(done: int) -> None:
@@ -185,7 +185,7 @@ def _train_one(job: dict[str, Any]) -> dict[str, Any]:
         rows = []
         for seq_len in job["eval_lengths"]:
             metrics = evaluate_seq2seq(model, seq_len, task=task, num_samples=job["num_eval"], seed=test_seed)
-            rows.append({"attention": attention, "hidden_dim": hidden_dim, "seed": seed, "seq_len": seq_len,
+            rows.append({"attention": attention, "hidden_size": hidden_size, "seed": seed, "seq_len": seq_len,
                          **metrics, "train_seconds": seconds})
     out: dict[str, Any] = {"rows": rows, "curve": curve, "history": history, "model": model}
     if recorder is not None:
@@ -285,13 +285,13 @@ def bottleneck_sweep(
         result.watch_src, result.watch_tgt, result.watch_hidden = src, tgt, watch_hidden
 
     jobs = []
-    for hidden_dim in hidden_sizes:
+    for hidden_size in hidden_sizes:
         for use_attention in attention_list:
             for run_seed in seed_list:
-                watch = (watch_length is not None and use_attention and hidden_dim == watch_hidden
+                watch = (watch_length is not None and use_attention and hidden_size == watch_hidden
                          and run_seed == seed_list[0])
                 jobs.append(dict(
-                    hidden_dim=hidden_dim, attention=use_attention, seed=run_seed, task=task, steps=steps,
+                    hidden_size=hidden_size, attention=use_attention, seed=run_seed, task=task, steps=steps,
                     train_lengths=train_lengths, eval_lengths=eval_lengths, vocab_size=vocab_size,
                     embed_dim=embed_dim, batch_size=batch_size, lr=lr, num_eval=num_eval,
                     curve_length=curve_length, curve_every=curve_every, curve_samples=curve_samples,
@@ -305,7 +305,7 @@ def bottleneck_sweep(
             outputs = list(pool.map(_train_one, jobs))
 
     for job, out in zip(jobs, outputs):
-        key = (job["attention"], job["hidden_dim"])
+        key = (job["attention"], job["hidden_size"])
         result.rows.extend(out["rows"])
         result.curves_by_seed[(*key, job["seed"])] = out["curve"]
         result.models_by_seed[(*key, job["seed"])] = out["model"]

@@ -62,7 +62,9 @@ def _jacobian_norms(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     return jac.pow(2).sum((0, 2)).sqrt()  # (L,)
 
 
-def gradient_by_distance(seq_len: int = 32, dim: int = 32, *, seeds: Sequence[int] = (0, 1, 2)) -> GradientByDistance:
+def gradient_by_distance(
+    seq_len: int = 32, embed_dim: int = 32, *, seeds: Sequence[int] = (0, 1, 2)
+) -> GradientByDistance:
     """How strongly the last output depends on each input, for a GRU and for self-attention.
 
     At initialisation (PyTorch's default, seeded), with standard-normal input embeddings,
@@ -75,7 +77,7 @@ def gradient_by_distance(seq_len: int = 32, dim: int = 32, *, seeds: Sequence[in
 
     Args:
         seq_len: Sequence length L (``>= 2``).
-        dim: Embedding and hidden size D.
+        embed_dim: Embedding and hidden size D.
         seeds: Seeds to average over.
 
     Returns:
@@ -85,16 +87,16 @@ def gradient_by_distance(seq_len: int = 32, dim: int = 32, *, seeds: Sequence[in
         the inputs are ``(L, D)``; each curve of the result is ``(L,)``.
     """
     check_int("seq_len", seq_len, 2)
-    check_positive_int("dim", dim)
+    check_positive_int("embed_dim", embed_dim)
     if len(seeds) == 0:
         raise ValueError("seeds must hold at least one seed")
     rnn_norms, attention_norms = [], []
     with num_threads(1):
         for seed in seeds:
             set_seed(seed)
-            gru = nn.GRU(dim, dim, batch_first=True)
-            q_proj, k_proj, v_proj = (nn.Linear(dim, dim, bias=False) for _ in range(3))
-            x = torch.randn(seq_len, dim)  # (L, D)
+            gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
+            q_proj, k_proj, v_proj = (nn.Linear(embed_dim, embed_dim, bias=False) for _ in range(3))
+            x = torch.randn(seq_len, embed_dim)  # (L, D)
 
             def rnn_last(inputs: Tensor) -> Tensor:
                 return gru(inputs[None])[0][0, -1]  # (1, L, D) -> (D,)

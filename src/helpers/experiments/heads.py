@@ -3,7 +3,7 @@
 No training here (see :mod:`helpers.experiments.heads_training`): one input followed through
 :class:`~helpers.multihead.MultiHeadAttention` with the shape at each step, the proof by numbers
 that H heads are H independent single-head attentions on slices of the projections followed by
-one output projection, and what the number of heads costs at fixed ``d_model`` (parameters and
+one output projection, and what the number of heads costs at fixed ``embed_dim`` (parameters and
 FLOPs, counted from the modules; the rank of each head's score matrix).
 
 Shape legend:
@@ -134,7 +134,7 @@ def single_head_reference(layer: MultiHeadAttention, x: Tensor) -> Tensor:
 
 @dataclass(frozen=True)
 class HeadCost:
-    """What one layer costs, for each number of heads at a fixed ``d_model``."""
+    """What one layer costs, for each number of heads at a fixed ``embed_dim``."""
 
     num_heads: list[int]
     head_dim: list[int]
@@ -156,49 +156,49 @@ def _count(layer: MultiHeadAttention, x: Tensor) -> tuple[int, int]:
     return projections, sum(per_op.values()) - projections
 
 
-def head_costs(d_model: int, num_heads: Sequence[int], *, seq_len: int = 64) -> HeadCost:
+def head_costs(embed_dim: int, num_heads: Sequence[int], *, seq_len: int = 64) -> HeadCost:
     """Parameters and forward FLOPs of a :class:`~helpers.multihead.MultiHeadAttention` layer for each number of heads.
 
     Parameters are summed over ``layer.parameters()``; FLOPs are counted by
     :class:`torch.utils.flop_counter.FlopCounterMode` on one forward pass of a ``(1, seq_len,
-    d_model)`` input (a multiply-add counts 2), split into the projections and the two attention
+    embed_dim)`` input (a multiply-add counts 2), split into the projections and the two attention
     products ``Q K^T`` and ``weights V``.
 
     Args:
-        d_model: The model dimension, fixed.
-        num_heads: Numbers of heads to measure (each must divide ``d_model``).
+        embed_dim: The model dimension, fixed.
+        num_heads: Numbers of heads to measure (each must divide ``embed_dim``).
         seq_len: Sequence length of the counted forward pass.
     """
-    check_positive_int("d_model", d_model)
+    check_positive_int("embed_dim", embed_dim)
     heads = check_positive_ints("num_heads", num_heads)
     check_positive_int("seq_len", seq_len)
-    x = torch.zeros(1, seq_len, d_model)
+    x = torch.zeros(1, seq_len, embed_dim)
     params, proj, attn = [], [], []
     for h in heads:
-        layer = MultiHeadAttention(d_model, h)
+        layer = MultiHeadAttention(embed_dim, h)
         params.append(sum(p.numel() for p in layer.parameters()))
         a, b = _count(layer, x)
         proj.append(a)
         attn.append(b)
-    return HeadCost(heads, [d_model // h for h in heads], params, proj, attn)
+    return HeadCost(heads, [embed_dim // h for h in heads], params, proj, attn)
 
 
-def score_ranks(d_model: int, num_heads: Sequence[int], *, seq_len: int = 32, seed: int = 0) -> dict[int, list[int]]:
+def score_ranks(embed_dim: int, num_heads: Sequence[int], *, seq_len: int = 32, seed: int = 0) -> dict[int, list[int]]:
     """Rank of each head's ``L x L`` score matrix ``Q_h K_h^T`` for a random layer and input.
 
     A head's scores are a product of an ``L x E`` and an ``E x L`` matrix, so their rank is at
-    most ``E = d_model / H``: with more heads each head has a poorer score matrix
+    most ``E = embed_dim / H``: with more heads each head has a poorer score matrix
     (Bhojanapalli et al., 2020, "Low-Rank Bottleneck in Multi-head Attention Models").
 
     Returns:
         Number of heads -> the rank of each head's score matrix.
     """
-    check_positive_int("d_model", d_model)
+    check_positive_int("embed_dim", embed_dim)
     torch.manual_seed(seed)
-    x = torch.randn(1, seq_len, d_model)
+    x = torch.randn(1, seq_len, embed_dim)
     ranks = {}
     for h in check_positive_ints("num_heads", num_heads):
-        layer = MultiHeadAttention(d_model, h)
+        layer = MultiHeadAttention(embed_dim, h)
         e = layer.head_dim
         q = layer.q_proj(x).view(1, seq_len, h, e).transpose(1, 2)  # (1, H, L, E)
         k = layer.k_proj(x).view(1, seq_len, h, e).transpose(1, 2)  # (1, H, L, E)

@@ -3,7 +3,7 @@
 - The k-offset filter (:func:`helpers.tasks.offset_filter_task`): a head whose weights depend on
   the relative position outputs one matrix times one average, so it can follow one offset; ``K``
   offsets need ``K`` heads in one layer (Cordonnier et al., 2020). :func:`filter_sweep` trains
-  ``H = 1, 2, ...`` heads at fixed ``d_model`` and compares the fit with the ceiling
+  ``H = 1, 2, ...`` heads at fixed ``embed_dim`` and compares the fit with the ceiling
   :func:`filter_ceiling` that the argument predicts.
 - Why, from the trained maps: :func:`offset_profile` (each head's mean weight at each relative
   offset) and :func:`profile_r2` (the R² that position-only heads with exactly those maps can
@@ -57,15 +57,15 @@ class FilterHeads(nn.Module):
     Args:
         seq_len: L (the sequence is circular).
         dim: size of the input and output vectors.
-        d_model: width of the attention layer.
+        embed_dim: width of the attention layer.
         num_heads: H.
     """
 
-    def __init__(self, seq_len: int, dim: int, d_model: int, num_heads: int) -> None:
+    def __init__(self, seq_len: int, dim: int, embed_dim: int, num_heads: int) -> None:
         super().__init__()
-        self.in_proj = nn.Linear(dim, d_model)
-        self.attention = MultiHeadAttention(d_model, num_heads)
-        self.out_proj = nn.Linear(d_model, dim)
+        self.in_proj = nn.Linear(dim, embed_dim)
+        self.attention = MultiHeadAttention(embed_dim, num_heads)
+        self.out_proj = nn.Linear(embed_dim, dim)
         self.position_bias = nn.Parameter(torch.zeros(num_heads, seq_len))  # (H, L): one score per offset
         i = torch.arange(seq_len)
         self.register_buffer("offset", (i[None, :] - i[:, None]) % seq_len, persistent=False)  # (L, L): j - i
@@ -121,7 +121,7 @@ def filter_ceiling(filters: Tensor, num_heads: int) -> float:
 
 
 def train_filter(num_heads: int, *, offsets: Sequence[int] = (-1, 2, 4), seed: int = 0, seq_len: int = 12,
-                 dim: int = 4, d_model: int = 24, steps: int = 300, batch_size: int = 32, lr: float = 1e-2,
+                 dim: int = 4, embed_dim: int = 24, steps: int = 300, batch_size: int = 32, lr: float = 1e-2,
                  num_test: int = 1000, filters: Tensor | None = None) -> FilterRun:
     """Train a :class:`FilterHeads` on the k-offset filter task and score it on held-out data.
 
@@ -136,7 +136,7 @@ def train_filter(num_heads: int, *, offsets: Sequence[int] = (-1, 2, 4), seed: i
     x, y, _ = offset_filter_task(steps * batch_size, seq_len, dim, offsets, seed=seed + 1000, filters=filters)
     test_x, test_y, _ = offset_filter_task(num_test, seq_len, dim, offsets, seed=seed + 2000, filters=filters)
     set_seed(seed)
-    model = FilterHeads(seq_len, dim, d_model, num_heads)
+    model = FilterHeads(seq_len, dim, embed_dim, num_heads)
     with num_threads(1):
         train(model, lambda s: (x[s * batch_size:(s + 1) * batch_size], y[s * batch_size:(s + 1) * batch_size]),
               steps=steps, lr=lr, loss_fn=F.mse_loss, accuracy_fn=None, seed=seed)
@@ -313,12 +313,12 @@ class RecallHeads(nn.Module):
     enough dimensions in ``q . k`` (a head of size 1 scores every key on one line).
     """
 
-    def __init__(self, num_keys: int, num_values: int, d_model: int, num_heads: int) -> None:
+    def __init__(self, num_keys: int, num_values: int, embed_dim: int, num_heads: int) -> None:
         super().__init__()
         self.num_keys = num_keys
-        self.embed = nn.Embedding(num_keys + num_values, d_model)
-        self.attention = MultiHeadAttention(d_model, num_heads)
-        self.readout = nn.Linear(d_model, num_values)
+        self.embed = nn.Embedding(num_keys + num_values, embed_dim)
+        self.attention = MultiHeadAttention(embed_dim, num_heads)
+        self.readout = nn.Linear(embed_dim, num_values)
 
     def forward(self, tokens: Tensor, head_mask: Tensor | None = None, need_weights: bool = False
                 ) -> tuple[Tensor, Tensor | None]:
@@ -328,10 +328,10 @@ class RecallHeads(nn.Module):
         return self.readout(out[:, 0]), weights  # (B, V)
 
 
-def recall_head_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2), *, d_model: int = 16,
+def recall_head_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2), *, embed_dim: int = 16,
                       num_pairs: int = 8, num_keys: int = 16, num_values: int = 8, steps: int = 300,
                       batch_size: int = 64, lr: float = 1e-2) -> dict[int, list[float]]:
-    """Test accuracy of :class:`RecallHeads` for each number of heads at fixed ``d_model``.
+    """Test accuracy of :class:`RecallHeads` for each number of heads at fixed ``embed_dim``.
 
     Returns:
         ``{H: [accuracy per seed]}``.
@@ -345,7 +345,7 @@ def recall_head_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2)
             test_tokens, test_target = associative_recall_task(2000, num_pairs, num_keys, num_values, seed=seed + 2000)
             target, test_target = target - num_keys, test_target - num_keys  # value index 0 .. V-1
             set_seed(seed)
-            model = RecallHeads(num_keys, num_values, d_model, h)
+            model = RecallHeads(num_keys, num_values, embed_dim, h)
             with num_threads(1):
                 train(model, lambda s: (tokens[s * batch_size:(s + 1) * batch_size],
                                         target[s * batch_size:(s + 1) * batch_size]),

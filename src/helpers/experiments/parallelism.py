@@ -139,11 +139,11 @@ def operation_profile(fn: Callable[..., Any], *args: Any) -> OperationProfile:
 
 
 def operation_profiles(
-    lengths: Sequence[int], dim: int = 32, *, batch_size: int = 1, seed: int = 0
+    lengths: Sequence[int], embed_dim: int = 32, *, batch_size: int = 1, seed: int = 0
 ) -> list[dict[str, int]]:
     """Matrix products of a GRU over ``n`` steps and of one self-attention layer over ``n`` tokens.
 
-    The GRU is :class:`torch.nn.GRU` (one layer, width ``dim``); the self-attention layer is
+    The GRU is :class:`torch.nn.GRU` (one layer, width ``embed_dim``); the self-attention layer is
     :class:`~helpers.multihead.MultiHeadAttention` with one head (its readable path:
     projections, ``Q K^T``, softmax, weights times ``V``, output projection). For each length
     the table gives both models' number of matrix products and their longest dependent chain
@@ -153,7 +153,7 @@ def operation_profiles(
 
     Args:
         lengths: Sequence lengths n.
-        dim: Model width d.
+        embed_dim: Model width d.
         batch_size: Batch size.
         seed: Seed of the weights and inputs.
 
@@ -162,12 +162,12 @@ def operation_profiles(
         ``gru_depth``, ``attention_ops``, ``attention_matmuls`` and ``attention_depth``.
 
     Shape:
-        the inputs of both models are ``(batch_size, n, dim)``.
+        the inputs of both models are ``(batch_size, n, embed_dim)``.
     """
     lengths = check_positive_ints("lengths", lengths)
     set_seed(seed)
-    gru = nn.GRU(dim, dim, batch_first=True)
-    attention = MultiHeadAttention(dim, num_heads=1)
+    gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
+    attention = MultiHeadAttention(embed_dim, num_heads=1)
 
     def self_attention(x: Tensor) -> Tensor:
         return attention(x, need_weights=True)[0]  # (B, n, d)
@@ -175,7 +175,7 @@ def operation_profiles(
     rows = []
     with num_threads(1):
         for n in lengths:
-            x = torch.randn(batch_size, n, dim)  # (B, n, d)
+            x = torch.randn(batch_size, n, embed_dim)  # (B, n, d)
             rnn = operation_profile(lambda inputs: gru(inputs)[0], x)
             att = operation_profile(self_attention, x)
             rows.append({"seq_len": n, "gru_ops": rnn.ops, "gru_matmuls": rnn.matmuls, "gru_depth": rnn.matmul_depth,
@@ -191,7 +191,7 @@ def operation_profiles(
 
 @torch.no_grad()
 def sequential_vs_parallel_time(
-    lengths: Sequence[int], dim: int = 64, *, batch_size: int = 8, repeats: int = 5, threads: int = 1
+    lengths: Sequence[int], embed_dim: int = 64, *, batch_size: int = 8, repeats: int = 5, threads: int = 1
 ) -> list[dict[str, float | int]]:
     """Wall time of a GRU over n steps against one self-attention layer over n tokens.
 
@@ -206,7 +206,7 @@ def sequential_vs_parallel_time(
 
     Args:
         lengths: Sequence lengths n.
-        dim: Model width d.
+        embed_dim: Model width d.
         batch_size: Batch size.
         repeats: Timed runs per length.
         threads: Intra-op threads.
@@ -216,22 +216,22 @@ def sequential_vs_parallel_time(
         number of sequential steps ``gru_sequential_steps`` (n) and ``attention_sequential_steps`` (1).
 
     Shape:
-        the inputs of both models are ``(batch_size, n, dim)``.
+        the inputs of both models are ``(batch_size, n, embed_dim)``.
     """
     lengths = check_positive_ints("lengths", lengths)
     check_positive_int("repeats", repeats)
     rows: list[dict[str, float | int]] = []
     with num_threads(threads):
         set_seed(0)
-        gru = nn.GRU(dim, dim, batch_first=True)
-        qkv = nn.Linear(dim, 3 * dim)
+        gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
+        qkv = nn.Linear(embed_dim, 3 * embed_dim)
 
         def run_attention(x: Tensor) -> Tensor:
             q, k, v = qkv(x).chunk(3, dim=-1)  # (B, n, 3d) -> 3 x (B, n, d)
             return F.scaled_dot_product_attention(q, k, v)  # (B, n, n) weights -> (B, n, d)
 
         for seq_len in lengths:
-            x = torch.randn(batch_size, seq_len, dim)  # (B, n, d)
+            x = torch.randn(batch_size, seq_len, embed_dim)  # (B, n, d)
             timings = {}
             for name, fn in (("gru_ms", lambda: gru(x)), ("attention_ms", lambda: run_attention(x))):
                 fn()

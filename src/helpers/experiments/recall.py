@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from ..attention import masked_softmax
+from ..attention import default_scale, masked_softmax
 from ..checks import check_int, check_positive_int
 from ..scores import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
 from ..tasks import associative_recall_task
@@ -114,7 +114,7 @@ class RecallConfig:
         """The factor on the scores at the start, which is ``scale`` or the default for ``score``."""
         if self.scale is not None:
             return float(self.scale)
-        return 1 / math.sqrt(self.head_dim) if self.score == "dot" else 1.0
+        return default_scale(self.head_dim) if self.score == "dot" else 1.0
 
     def make_batch(self, step: int, seed: int = 0) -> tuple[Tensor, Tensor]:
         """Training batch ``step`` of the run with seed ``seed``.

@@ -192,7 +192,7 @@ def evaluate_seq2seq(
     src, tgt = seq2seq_task(task)(num_samples, seq_len, model.vocab_size, seed=seed)  # (N, S), (N, T)
     was_training = model.training
     model.eval()
-    predictions = model.generate(src, max_len=tgt.shape[1])  # (N, T)
+    predictions = model.generate(src, max_new_tokens=tgt.shape[1])  # (N, T)
     model.train(was_training)
     return {
         "token_accuracy": token_accuracy(predictions, tgt),

@@ -73,18 +73,18 @@ def offset_maps_figure(one_head: Sequence[FilterRun], many_heads: Sequence[Filte
                                  title=f"Mean attention at each offset (the task reads {offsets}); menu: seed")
 
 
-def head_size_figure(d_model: int, filter_r2: Mapping[int, Sequence[float]],
+def head_size_figure(embed_dim: int, filter_r2: Mapping[int, Sequence[float]],
                      recall_accuracy: Mapping[int, Sequence[float]]) -> go.Figure:
     """Two tasks, one budget: heads against head size at fixed d_model (mean and worst seed)."""
     heads = list(filter_r2)
-    labels = [f"{h} (E={d_model // h})" for h in heads]
+    labels = [f"{h} (E={embed_dim // h})" for h in heads]
     ys = {"filter, 3 offsets: R² (mean)": [sum(v) / len(v) for v in filter_r2.values()],
           "filter: worst seed": [min(v) for v in filter_r2.values()],
           "lookup among 8 keys: accuracy (mean)": [sum(v) / len(v) for v in recall_accuracy.values()],
           "lookup: worst seed": [min(v) for v in recall_accuracy.values()]}
-    fig = viz.line_plot(list(range(len(heads))), ys, x_title=f"heads H (head size E = {d_model}/H)",
+    fig = viz.line_plot(list(range(len(heads))), ys, x_title=f"heads H (head size E = {embed_dim}/H)",
                         y_title="score (1 = solved)",
-                        title=f"d_model = {d_model}: more heads help the filter, thinner heads hurt the lookup")
+                        title=f"d_model = {embed_dim}: more heads help the filter, thinner heads hurt the lookup")
     fig.update_xaxes(tickvals=list(range(len(heads))), ticktext=labels)
     for trace in fig.data[1::2]:
         trace.line.dash = "dot"

@@ -37,7 +37,8 @@ def relative_bias_figure(num_heads: int = 8, length: int = 128) -> go.Figure:
 
     distance = torch.arange(length)
     buckets = relative_position_bucket(-distance, bidirectional=False, num_buckets=32, max_distance=128)  # (length,)
-    bias = alibi_bias(num_heads, 1, length, is_causal=True)[0, :, 0].flip(-1)  # (H, length): distance 0 first
+    last_query = alibi_bias(num_heads, 1, length, is_causal=True, query_offset=length - 1)  # (1, H, 1, length)
+    bias = last_query[0, :, 0].flip(-1)  # (H, length): distance 0 first
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=[
         "T5: distance → learned bucket (causal, 32 buckets)", f"ALiBi: bias −m_h·distance, {num_heads} heads"])
     fig.add_trace(go.Scatter(x=distance.tolist(), y=buckets.tolist(), mode="lines", name="T5 bucket",

@@ -119,8 +119,8 @@ MESSAGES = {
         "zh": "softmax 只在真实词元上计算，填充位置恰好为 0，空序列得到的是全零而不是 NaN："
               "与 helpers.attention.masked_softmax 相同。"},
     "ch01.breaking.unreadable": {
-        "en": "could not read the sweep for hidden_dim={hidden_dim}: {error}",
-        "zh": "读不出 hidden_dim={hidden_dim} 的扫描结果：{error}"},
+        "en": "could not read the sweep for hidden_size={hidden_size}: {error}",
+        "zh": "读不出 hidden_size={hidden_size} 的扫描结果：{error}"},
     "ch01.breaking.ellipsis": {
         "en": "replace the ... with the length you read off the sweep (an int, or None)",
         "zh": "请把 ... 换成你从扫描结果中读出的长度（一个 int，或者 None）"},

@@ -97,24 +97,24 @@ MESSAGES = {
               "键/值头的个数不会改变点积的长度。"},
     # Exercise 6: find and fix the scaling bug.
     "ch03.fix.model_scale": {
-        "en": "with d_model={embed_dim}, num_heads={num_heads}: the scores are still divided by √d_model: each "
+        "en": "with embed_dim={embed_dim}, num_heads={num_heads}: the scores are still divided by √d_model: each "
               "head's dot product runs over head_dim features, so divide by √head_dim.",
-        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：分数仍然除以 √d_model。"
+        "zh": "当 embed_dim={embed_dim}、num_heads={num_heads} 时：分数仍然除以 √d_model。"
               "每个头的点积只涉及 head_dim 个特征，所以应除以 √head_dim。"},
     "ch03.fix.unscaled": {
-        "en": "with d_model={embed_dim}, num_heads={num_heads}: the scores are not scaled at all now: divide q·k by "
+        "en": "with embed_dim={embed_dim}, num_heads={num_heads}: the scores are not scaled at all now: divide q·k by "
               "√head_dim.",
-        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：现在分数完全没有缩放：应把 q·k 除以 √head_dim。"},
+        "zh": "当 embed_dim={embed_dim}、num_heads={num_heads} 时：现在分数完全没有缩放：应把 q·k 除以 √head_dim。"},
     "ch03.fix.no_sqrt": {
-        "en": "with d_model={embed_dim}, num_heads={num_heads}: you divide by head_dim; divide by its square root.",
-        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：你除以的是 head_dim；应除以它的平方根。"},
+        "en": "with embed_dim={embed_dim}, num_heads={num_heads}: you divide by head_dim; divide by its square root.",
+        "zh": "当 embed_dim={embed_dim}、num_heads={num_heads} 时：你除以的是 head_dim；应除以它的平方根。"},
     "ch03.fix.multiplier": {
-        "en": "with d_model={embed_dim}, num_heads={num_heads}: you multiply by √head_dim; divide by it.",
-        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：你乘上了 √head_dim；应当除以它。"},
+        "en": "with embed_dim={embed_dim}, num_heads={num_heads}: you multiply by √head_dim; divide by it.",
+        "zh": "当 embed_dim={embed_dim}、num_heads={num_heads} 时：你乘上了 √head_dim；应当除以它。"},
     "ch03.fix.num_heads": {
-        "en": "with d_model={embed_dim}, num_heads={num_heads}: you divide by √num_heads; the dot product runs over "
+        "en": "with embed_dim={embed_dim}, num_heads={num_heads}: you divide by √num_heads; the dot product runs over "
               "head_dim = d_model / num_heads features: divide by √head_dim.",
-        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时：你除以的是 √num_heads；点积涉及的是 "
+        "zh": "当 embed_dim={embed_dim}、num_heads={num_heads} 时：你除以的是 √num_heads；点积涉及的是 "
               "head_dim = d_model / num_heads 个特征：应除以 √head_dim。"},
     "ch03.fix.not_tensor": {
         "en": "your function returned a {type}; return the output tensor (B, L, D)",
@@ -126,10 +126,10 @@ MESSAGES = {
         "en": "the output must have the input's shape (B, L, D) = {expected}, got {got}",
         "zh": "输出的形状必须与输入相同，即 (B, L, D) = {expected}，得到的却是 {got}"},
     "ch03.fix.differs": {
-        "en": "with d_model={embed_dim}, num_heads={num_heads} the output differs from the layer's (max error "
+        "en": "with embed_dim={embed_dim}, num_heads={num_heads} the output differs from the layer's (max error "
               "{max_error:.3g}). Fix only the scale line: the head split (view, then transpose(1, 2)) and the merge "
               "were right.",
-        "zh": "当 d_model={embed_dim}、num_heads={num_heads} 时，输出与这一层的输出不同（最大误差 {max_error:.3g}）。"
+        "zh": "当 embed_dim={embed_dim}、num_heads={num_heads} 时，输出与这一层的输出不同（最大误差 {max_error:.3g}）。"
               "只改缩放那一行：头的切分（先 view，再 transpose(1, 2)）与合并原本都是对的。"},
     "ch03.fix.passed": {
         "en": "the bug was the scale: q·k / √d_model. Each head's dot product has head_dim = d_model / num_heads "

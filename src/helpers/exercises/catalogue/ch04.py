@@ -53,8 +53,8 @@ MESSAGES = {
         "zh": "先 transpose(1, 2)，再 reshape(B, L, D)：每个词元的各个头按顺序并排。"
               "（转置之后张量在内存中不再连续，所以 .view 会报错；reshape 会复制一份。）"},
     "ch04.layer.where": {
-        "en": "(d_model={d_model}, {heads} head{plural})",
-        "zh": "（d_model={d_model}，{heads} 个头）"},
+        "en": "(embed_dim={embed_dim}, {heads} head{plural})",
+        "zh": "（embed_dim={embed_dim}，{heads} 个头）"},
     "ch04.layer.shape": {
         "en": "{where}: expected shape {expected}, got {got}",
         "zh": "{where}：形状应为 {expected}，得到的是 {got}"},

@@ -13,11 +13,11 @@ MESSAGES = {
     "ch06_memory.what.output": {"en": "attention output, shape (B, L, D)", "zh": "注意力的输出（形状 (B, L, D)）"},
     # Exercise 1: one decoding step with a KV cache.
     "ch06_memory.decode.where": {
-        "en": "(d_model={d_model}, {heads} query heads, {kv_heads} key/value heads, prompt of {prefix})",
-        "zh": "（d_model={d_model}，{heads} 个查询头，{kv_heads} 个键/值头，提示词长 {prefix}）"},
+        "en": "(embed_dim={embed_dim}, {heads} query heads, {kv_heads} key/value heads, prompt of {prefix})",
+        "zh": "（embed_dim={embed_dim}，{heads} 个查询头，{kv_heads} 个键/值头，提示词长 {prefix}）"},
     "ch06_memory.decode.step_shape": {
-        "en": "{where}: each step must return (B, 1, D) = (2, 1, {d_model}), got {got}",
-        "zh": "{where}：每一步都应返回 (B, 1, D) = (2, 1, {d_model})，得到的是 {got}"},
+        "en": "{where}: each step must return (B, 1, D) = (2, 1, {embed_dim}), got {got}",
+        "zh": "{where}：每一步都应返回 (B, 1, D) = (2, 1, {embed_dim})，得到的是 {got}"},
     "ch06_memory.decode.prompt_only": {
         "en": "{where}: the cache still holds the {prefix} prompt tokens after {steps} steps: the new key and value "
               "are never appended to the cache: each token sees the prompt and itself, not the tokens decoded before "
@@ -162,8 +162,8 @@ MESSAGES = {
               "（相对离散度 {spread:.0e}，来自 float32 舍入）：分数只看得到偏移。"},
     # Exercise 4: the bug hunt.
     "ch06_memory.fix.where": {
-        "en": "(d_model={d_model}, {heads} heads, L={length})",
-        "zh": "（d_model={d_model}，{heads} 个头，L={length}）"},
+        "en": "(embed_dim={embed_dim}, {heads} heads, L={length})",
+        "zh": "（embed_dim={embed_dim}，{heads} 个头，L={length}）"},
     "ch06_memory.fix.shape": {
         "en": "{where}: expected shape {expected}, got {got}",
         "zh": "{where}：形状应为 {expected}，得到的是 {got}"},

@@ -42,9 +42,9 @@ MESSAGES = {
         "zh": "你在 softmax 之后才把填充键的权重置零：真实键的权重之和不再是 1，这就不是一个概率分布了。"
               "请在 softmax 之前用 -inf 屏蔽分数"},
     "ch06_training.entropy.inverted": {
-        "en": "the mask is inverted: key_padding_mask is True for a real token (the book's and PyTorch's bool-mask "
+        "en": "the mask is inverted: key_mask is True for a real token (the book's and PyTorch's bool-mask "
               "convention: True = may attend), so mask where it is False",
-        "zh": "掩码反了：key_padding_mask 对真实词元为 True（本书和 PyTorch 的布尔掩码约定：True 表示可以注意），"
+        "zh": "掩码反了：key_mask 对真实词元为 True（本书和 PyTorch 的布尔掩码约定：True 表示可以注意），"
               "所以应屏蔽它为 False 的位置"},
     "ch06_training.entropy.normalised": {
         "en": "you normalised the entropy (divided by log of the number of keys); the exercise asks for the entropy "
