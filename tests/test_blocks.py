@@ -127,6 +127,11 @@ def test_pytorch_padding_mask_names_fail_with_the_conversion() -> None:
         TransformerBlock(16, 4, cross_attention=True)(randn(1, 2, 16), randn(1, 3, 16), memory_key_padding_mask=padding)
     with pytest.raises(TypeError, match=r"key_mask=~key_padding_mask"):
         TinyEncoder(TinyConfig())(torch.zeros(1, 3, dtype=torch.long), key_padding_mask=padding)
+    tokens, memory = torch.zeros(1, 3, dtype=torch.long), randn(1, 3, TinyConfig().embed_dim)
+    with pytest.raises(TypeError, match=r"memory_key_mask=~memory_key_padding_mask"):
+        TinyDecoder(TinyConfig())(tokens, memory, memory_key_padding_mask=padding)
+    with pytest.raises(TypeError, match=r"source_key_mask=~source_key_padding_mask"):
+        TinyEncoderDecoder(TinyConfig())(tokens, tokens, source_key_padding_mask=padding)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -350,14 +350,19 @@ class TinyDecoder(_Generation):
         memory_key_mask: Tensor | None = None,
         need_weights: bool = False,
         kv_caches: list[KVCache] | None = None,
+        memory_key_padding_mask: None = None,
     ) -> ModelOutput:
         """Next-token logits given the target prefix and the encoder's memory.
+
+        ``memory_key_padding_mask`` (PyTorch's name, where ``True`` means "ignore") is not accepted:
+        it raises a ``TypeError``; pass ``memory_key_mask=~memory_key_padding_mask``.
 
         Shape:
             tokens: ``(B, L)``; memory: ``(B, S, D)``; memory_key_mask: ``(B, S)``
             (``True`` = real token); logits: ``(B, L, V)``; attentions: ``(N, B, H, L, L)``;
             cross_attentions: ``(N, B, H, L, S)``.
         """
+        reject_pytorch_padding_mask("memory_key_padding_mask", memory_key_padding_mask, "memory_key_mask")
         return self._logits(tokens, memory, memory_key_mask, need_weights, kv_caches)
 
     def generate(
@@ -403,8 +408,12 @@ class TinyEncoderDecoder(nn.Module):
         *,
         source_key_mask: Tensor | None = None,
         need_weights: bool = False,
+        source_key_padding_mask: None = None,
     ) -> tuple[ModelOutput, ModelOutput]:
         """Encodes ``source`` and returns next-token logits for the ``target`` prefix.
+
+        ``source_key_padding_mask`` (PyTorch's ``src_key_padding_mask`` polarity, ``True`` = ignore;
+        this model's earlier name for ``source_key_mask``) is not accepted: it raises a ``TypeError``.
 
         Returns:
             ``(encoder_output, decoder_output)``: the encoder's hidden states and self-attention
@@ -414,6 +423,7 @@ class TinyEncoderDecoder(nn.Module):
             source: ``(B, S)``; target: ``(B, L)``; source_key_mask: ``(B, S)``
             (``True`` = real token); decoder logits: ``(B, L, V)``.
         """
+        reject_pytorch_padding_mask("source_key_padding_mask", source_key_padding_mask, "source_key_mask")
         encoded = self.encoder(source, key_mask=source_key_mask, need_weights=need_weights)
         decoded = self.decoder(
             target, encoded.output, memory_key_mask=source_key_mask, need_weights=need_weights
