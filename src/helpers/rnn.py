@@ -27,7 +27,7 @@ Shape legend:
     T: target length (T_out)
     E: embedding size
     R: hidden (recurrent state) size ``hidden_size`` of each GRU direction and of the decoder
-       (chapter 1's prose calls it H; everywhere else in the package H is a number of heads)
+    (chapter 1's prose calls it H; everywhere else in the package H is a number of heads)
     V: vocabulary size
 
 Explained in chapter 1.
