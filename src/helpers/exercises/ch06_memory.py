@@ -34,16 +34,16 @@ from torch import Tensor
 
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch06_memory import MESSAGES  # noqa: F401 (registers its messages)
-from helpers.exercises.guard import PackageCallError, delegation_verdict, package_disabled, public_name
+from helpers.exercises.guard import TRANSFORMERS
 from helpers.exercises.messages import LANGUAGES, phrase
 from helpers.exercises.reader import (
     Rejected,
     allclose,
     as_tensor,
     call_reader,
+    call_watched,
     call_without_package,
     checker,
-    reader_globals,
 )
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
@@ -184,16 +184,16 @@ def check_decode_step(fn: Callable[[Tensor, MultiHeadAttention, KVCache, RotaryE
     return CheckResult.of(True, "ch06_memory.decode.passed", language)
 
 
+_DECODE_ALLOWED = (KVCache, RotaryEmbedding, apply_rotary_pos_emb, rotate_half, "helpers.attention.repeat_kv")
+"""What a decode step may call: the cache it appends to, the rotation, the key/value head repeat."""
+
+
 def _call_with_globals(fn: Any, run: Callable[[], Any], language: str | None) -> Any:
     """Run ``run()`` (which calls the reader's ``fn``) with ``MultiHeadAttention.forward`` disabled,
     also in ``fn``'s globals; a failure raises :class:`Rejected`, its verdict in ``language``."""
-    if fn is MultiHeadAttention.forward:
-        raise Rejected(delegation_verdict(PackageCallError(public_name(fn)), language))
     if not callable(fn):
         return call_reader(fn, language=language)
-    namespaces = reader_globals(fn)
-    with package_disabled(MultiHeadAttention.forward, namespaces=namespaces):
-        return call_reader(run, language=language)
+    return call_watched(run, passthrough=(run,), allowed=_DECODE_ALLOWED, language=language)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def _offset_spread(fn: Callable[[Tensor, Tensor], Tensor], head_dim: int,
     q, k = torch.randn(2, head_dim, generator=gen)
     positions = torch.arange(48)
     both = torch.stack((q, k))[:, None, None, :].expand(2, 1, 48, head_dim).contiguous()  # (2, 1, P, E)
-    result = call_reader(fn, both, positions, language=language)
+    result = call_watched(fn, both, positions, forbidden=TRANSFORMERS, language=language)
     out = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
     if out.shape != both.shape:
         raise Rejected(CheckResult.of(False, "ch06_memory.rope.output_shape", language,
@@ -344,20 +344,15 @@ def check_rope(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None =
         The verdict, which names the mistake, e.g. the interleaved pairing, the frequencies, the direction of
         the rotation, no rotation at all, a score that depends on more than the offset.
     """
-    disabled = (RotaryEmbedding.forward, apply_rotary_pos_emb, rotate_half)
-    if any(fn is target for target in disabled):
-        return delegation_verdict(PackageCallError(public_name(fn)), language)
-    namespaces = reader_globals(fn)
     gen = torch.Generator().manual_seed(3)
     for shape, positions in (((2, 3, 5, 8), torch.tensor([5, 0, 17, 3, 100])), ((1, 2, 6, 16), torch.arange(6))):
         x = torch.randn(*shape, generator=gen)
         cos, sin = RotaryEmbedding(shape[-1])(positions)  # (1, L, E)
         right = apply_rotary_pos_emb(x, x, cos, sin)[0]
-        with package_disabled(*disabled, namespaces=namespaces):
-            result = call_reader(fn, x.clone(), positions.clone(), language=language)
-            spread = None
-            if isinstance(result, Tensor) and result.shape == x.shape:
-                spread = _offset_spread(fn, 64, language)
+        result = call_watched(fn, x.clone(), positions.clone(), forbidden=TRANSFORMERS, language=language)
+        spread = None
+        if isinstance(result, Tensor) and result.shape == x.shape:
+            spread = _offset_spread(fn, 64, language)
         out = as_tensor(result, phrase("ch06_memory.what.rotated"), language)
         out = out.detach()
         if _close(out, right):

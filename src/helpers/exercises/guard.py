@@ -1,44 +1,89 @@
-"""Make sure an exercise is answered, not delegated: run the reader's code with the package's own
-implementation of the thing being practised switched off.
+"""Make sure an exercise is answered, not delegated: watch every call the reader's code makes.
 
 An exercise that asks for multi-head attention from scratch is not answered by calling
-``helpers.MultiHeadAttention``: such an answer passes any numerical comparison and teaches
-nothing. A checker runs the reader's function under :func:`package_disabled`; if the answer calls
-a disabled function, that call raises :class:`PackageCallError`, and
-:func:`helpers.exercises.reader.call_reader_function` turns it into a verdict
-(:func:`delegation_verdict`) that names the function the exercise asks the reader to write.
+``helpers.MultiHeadAttention``, nor PyTorch's ``nn.MultiheadAttention``: such an answer passes any
+numerical comparison and teaches nothing. A checker therefore runs the reader's function under
+:func:`watching`, which observes, with :func:`sys.setprofile`, every function the answer's code
+reaches: Python functions (by their code object) and C functions (by identity) alike. A call into
+what the exercise forbids is recorded, and once the answer has returned the checker refuses it with
+a verdict that names the function reached (:func:`delegation_verdict`).
+
+Because what is watched is the code that *runs*, not a name, every route to it is caught: a default
+argument, a closure, ``functools.partial``, a dict holding the function, a saved bound method, an
+alias, a copy of the module. A call swallowed by ``try``/``except`` is still recorded; an answer
+that switches the watch off (``sys.setprofile(None)``) is refused for that.
+
+What is forbidden, by default, is *every* function of the package (``helpers``, its checkers
+included) except property getters: an exercise lets the answer reach a package function only by
+naming it in ``allowed`` (a frame of an allowed function is not looked into: what it calls itself
+is its own business). On top of that a checker names the third-party equivalents of the thing
+practised; the groups below collect them:
+
+=====================  ====================================================================
+:data:`ATTENTION`      PyTorch's fused attention, ``nn.MultiheadAttention`` and its
+                       functional form, ``nn.Transformer*`` layers, ``torch.ops``, transformers
+:data:`AUTOGRAD`       ``torch.autograd`` (``grad``, ``backward``, ``functional.jacobian``), ``torch.func``
+:data:`DISTRIBUTIONS`  ``torch.distributions`` (e.g. ``Categorical(...).entropy()``)
+:data:`TRANSFORMERS`   every module of Hugging Face transformers (e.g. its rotary embedding code)
+=====================  ====================================================================
 
 Example::
 
-    with package_disabled(MultiHeadAttention.forward, namespaces=[answer.__globals__]):
-        result, verdict = call_reader_function(answer, x, layer)
+    watch = CallWatch(forbidden=ATTENTION, allowed=(helpers.masks.causal_mask,))
+    with watching(watch):
+        result = answer(q, k, v)
+    if watch.reached is not None:
+        ...  # refuse: delegation_verdict(PackageCallError(watch.reached))
 
-Targets are functions, methods, classes (their ``forward``) or dotted paths
-(``"helpers.multihead.MultiHeadAttention.forward"``). A method is replaced on its class, so every
-instance and import path sees it; a module-level function in every loaded ``helpers`` module that
-holds it (the package's own callers are switched off too) and in each dict of ``namespaces`` (the
-reader's globals, where ``from helpers.attention import f`` put its own reference). Everything is
-restored on exit, also after an exception. Used by the labs' checkers, from chapter 4 on.
+The checkers use it through :func:`helpers.exercises.reader.call_watched`.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import sys
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
-from contextlib import contextmanager
+import threading
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import CheckResult
 
-__all__ = ["PackageCallError", "package_disabled", "delegation_verdict", "public_name"]
+__all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "tampering_verdict", "public_name",
+           "ATTENTION", "AUTOGRAD", "DISTRIBUTIONS", "TRANSFORMERS"]
+
+ATTENTION: tuple[str, ...] = (
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "torch.nn.MultiheadAttention",
+    "torch.nn.modules.transformer",
+    "torch._ops",
+    "transformers",
+)
+"""Third-party attention: PyTorch's fused kernel and layers, ``torch.ops`` (``aten`` kernels), transformers."""
+
+AUTOGRAD: tuple[str, ...] = ("torch.autograd", "torch.func", "torch._functorch", "torch.Tensor.backward")
+"""Derivatives computed for the answer: where an exercise asks for the formula."""
+
+DISTRIBUTIONS: tuple[str, ...] = ("torch.distributions",)
+"""``torch.distributions``: e.g. ``Categorical(probs).entropy()``."""
+
+TRANSFORMERS: tuple[str, ...] = ("transformers",)
+"""Every module of Hugging Face transformers."""
+
+PACKAGE = "helpers"
 
 
 class PackageCallError(RuntimeError):
-    """Raised when an answer calls a package function that its exercise asks the reader to write.
+    """An answer reached a function that its exercise asks the reader to write.
 
     Attributes:
-        name: The public name of the function called (``"helpers.MultiHeadAttention"``).
+        name: The function's name, ``"helpers.MultiHeadAttention"`` or
+            ``"torch.nn.functional.scaled_dot_product_attention"``.
     """
 
     def __init__(self, name: str) -> None:
@@ -69,88 +114,274 @@ def public_name(fn: Callable[..., Any]) -> str:
     qualname = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
     head = qualname.split(".")[0]
     exported = getattr(helpers, head, None)
-    if "." in qualname:  # a method: name its class, and the method unless it is forward/__call__
-        cls = sys.modules.get(getattr(fn, "__module__", ""), None)
-        cls = getattr(cls, head, None) if cls is not None else None
-        base = f"helpers.{head}" if cls is not None and exported is cls else f"{fn.__module__}.{head}"
+    module = getattr(fn, "__module__", None) or "?"
+    if "." in qualname and "<locals>" not in qualname:  # a method: name its class, and the method unless forward
+        cls = getattr(sys.modules.get(module), head, None)
+        base = f"helpers.{head}" if cls is not None and exported is cls else f"{module}.{head}"
         method = qualname.split(".")[-1]
         return base if method in ("forward", "__call__") else f"{base}.{method}"
-    return f"helpers.{qualname}" if exported is fn else f"{getattr(fn, '__module__', '?')}.{qualname}"
+    return f"helpers.{qualname}" if exported is fn else f"{module}.{qualname}"
 
 
-def _owners(fn: Callable[..., Any]) -> list[tuple[Any, str]]:
-    """Every (object, attribute) that holds ``fn``: its class for a method, else each ``helpers`` module."""
-    qualname = getattr(fn, "__qualname__", "")
-    if "." in qualname and "<locals>" not in qualname:
-        owner: Any = sys.modules.get(getattr(fn, "__module__", ""))
-        *path, attr = qualname.split(".")
-        for part in path:
-            owner = getattr(owner, part, None)
-        return [(owner, attr)] if owner is not None and owner.__dict__.get(attr) is fn else []
-    return [(module, attr) for name, module in list(sys.modules.items())
-            if module is not None and (name == "helpers" or name.startswith("helpers."))
-            for attr, value in list(vars(module).items()) if value is fn]
+def _code_name(code: types.CodeType, module: str) -> str:
+    """The public name of the function whose code is ``code`` (defined in ``module``)."""
+    owner = sys.modules.get(module)
+    qualname = code.co_qualname
+    obj: Any = owner
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None) if obj is not None else None
+    if isinstance(obj, (types.FunctionType, types.MethodType)):
+        return public_name(obj)
+    if module == PACKAGE or module.startswith(PACKAGE + "."):
+        return public_name(types.SimpleNamespace(__qualname__=qualname, __module__=module))  # type: ignore[arg-type]
+    return f"{module}.{qualname}"
 
 
-def _as_function(target: Any) -> Callable[..., Any]:
-    if isinstance(target, str):
-        target = _resolve(target)
-    if isinstance(target, type):
-        target = target.__dict__.get("forward", target.__call__)
-    if not callable(target):
-        raise TypeError(f"package_disabled takes functions, methods, classes or dotted paths, got "
-                        f"{type(target).__name__}")
-    return target
+def _unwrap(target: Any) -> Any:
+    while True:
+        if isinstance(target, functools.partial):
+            target = target.func
+        elif isinstance(target, (staticmethod, classmethod)):
+            target = target.__func__
+        elif isinstance(target, types.MethodType):
+            target = target.__func__
+        elif isinstance(target, property):
+            target = target.fget
+        elif hasattr(target, "__wrapped__") and isinstance(target, types.FunctionType):
+            target = target.__wrapped__
+        else:
+            return target
 
 
-@contextmanager
-def package_disabled(*targets: Callable[..., Any] | str,
-                     namespaces: Iterable[MutableMapping[str, Any]] = ()) -> Iterator[None]:
-    """Within the block, calling any of ``targets`` raises :class:`PackageCallError`.
+@dataclass
+class _Targets:
+    """What a rule matches: code objects, C functions, C methods of a type, and module files."""
+
+    codes: dict[types.CodeType, str] = field(default_factory=dict)
+    builtins: dict[int, str] = field(default_factory=dict)
+    methods: dict[tuple[type, str], str] = field(default_factory=dict)
+    files: list[tuple[str, str]] = field(default_factory=list)  # (file or folder prefix, module name)
+    keep: list[Any] = field(default_factory=list)  # keeps the builtins whose ids are stored alive
+
+    def add(self, target: Any, display: str | None = None) -> None:
+        if isinstance(target, str):
+            self.add(_resolve(target), display or target)
+            return
+        if isinstance(target, types.ModuleType):
+            file = getattr(target, "__file__", None)
+            if file:
+                path = Path(file)
+                prefix = str(path.parent) + "/" if path.name == "__init__.py" else str(path)
+                self.files.append((prefix, target.__name__))
+            return
+        if isinstance(target, type):
+            for name, member in vars(target).items():
+                member = _unwrap(member)
+                if isinstance(member, types.FunctionType):
+                    self.codes[member.__code__] = display or public_name(member) if name in ("forward", "__call__") \
+                        else (f"{display}.{name}" if display else public_name(member))
+            return
+        target = _unwrap(target)
+        if isinstance(target, types.FunctionType):
+            self.codes[target.__code__] = display or public_name(target)
+        elif isinstance(target, types.BuiltinFunctionType):
+            self.builtins[id(target)] = display or f"{getattr(target, '__module__', None) or '?'}.{target.__name__}"
+            self.keep.append(target)
+        elif isinstance(target, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+            self.methods[(target.__objclass__, target.__name__)] = display or \
+                f"{target.__objclass__.__module__}.{target.__objclass__.__name__}.{target.__name__}"
+        elif callable(target) and hasattr(type(target), "__call__"):
+            call = getattr(type(target), "__call__")
+            if isinstance(call, types.FunctionType):
+                self.codes[call.__code__] = display or public_name(call)
+            else:
+                raise TypeError(f"cannot watch calls to {target!r}: give a function, a method, a class or a module")
+        else:
+            raise TypeError(f"forbidden and allowed take functions, methods, classes, modules or dotted paths, got "
+                            f"{type(target).__name__}")
+
+    def match_code(self, code: types.CodeType, module: str) -> str | None:
+        name = self.codes.get(code)
+        if name is not None:
+            return name
+        filename = code.co_filename
+        for prefix, _ in self.files:
+            if filename.startswith(prefix):
+                return _code_name(code, module)
+        return None
+
+    def match_builtin(self, fn: Any) -> str | None:
+        name = self.builtins.get(id(fn))
+        if name is not None:
+            return name
+        if self.methods:
+            owner = getattr(fn, "__self__", None)
+            for (cls, method), display in self.methods.items():
+                if fn.__name__ == method and isinstance(owner, cls):
+                    return display
+        return None
+
+
+_INSTRUMENTATION = frozenset({"__torch_dispatch__", "__torch_function__"})
+"""Hooks PyTorch calls for a tracker a checker set up (e.g. a memory tracker); never the answer's choice."""
+
+_TAMPERING = (sys.setprofile, threading.setprofile, sys.settrace, threading.settrace)
+
+
+class CallWatch:
+    """What an answer may not reach while it runs, and what it reached.
 
     Args:
-        *targets: Functions, methods, classes (their ``forward``) or dotted paths.
-        namespaces: Further dicts of names to patch, typically the reader's ``answer.__globals__``.
+        forbidden: Further functions, methods, classes (all their methods), modules or dotted paths
+            the answer may not reach, on top of the whole package (e.g. :data:`ATTENTION`).
+        allowed: Package (or forbidden) functions, classes or modules the answer may call; what such
+            a function calls itself is not looked into. Property getters of the package are always
+            allowed.
+        package: Whether the package's own functions are forbidden (default ``True``).
+        passthrough: Functions of the checker that call the answer (a closure that runs it on every
+            step): neither forbidden nor allowed, they and the code nested in them are looked into.
 
-    Raises:
-        TypeError: A target is not callable.
-        ValueError: A dotted path names nothing.
+    Attributes:
+        reached: The name of the first forbidden function the answer reached, or ``None``.
+        tampered: Whether the answer tried to switch the watch off.
+        calls: How many Python and C calls the answer made (its own included).
     """
-    saved: list[tuple[Any, str, Any]] = []
-    saved_names: list[tuple[MutableMapping[str, Any], str, Any]] = []
-    namespaces = list(namespaces)
-    try:
-        for target in targets:
-            fn = _as_function(target)
-            name = public_name(fn)
 
-            def blocked(*args: Any, _name: str = name, **kwargs: Any) -> Any:
-                raise PackageCallError(_name)
+    def __init__(self, forbidden: Iterable[Any] = (), allowed: Iterable[Any] = (), *, package: bool = True,
+                 passthrough: Iterable[Callable[..., Any]] = ()) -> None:
+        self._passthrough: set[types.CodeType] = set()
+        for fn in passthrough:
+            self._passthrough |= _nested_codes(_unwrap(fn).__code__)
+        self._forbidden = _Targets()
+        self._allowed = _Targets()
+        if package:
+            self._forbidden.add(PACKAGE)
+        for target in forbidden:
+            self._forbidden.add(target)
+        for target in allowed:
+            self._allowed.add(target)
+        self.reached: str | None = None
+        self.tampered = False
+        self.calls = 0
+        self._inside_allowed: list[types.FrameType] = []
+        self._closed = False
 
-            for owner, attr in _owners(fn):
-                saved.append((owner, attr, owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)))
-                setattr(owner, attr, blocked)
-            for namespace in namespaces:
-                for key, value in list(namespace.items()):
-                    if value is fn:
-                        saved_names.append((namespace, key, value))
-                        namespace[key] = blocked
-        yield
-    finally:
-        for owner, attr, value in reversed(saved):
-            setattr(owner, attr, value)
-        for namespace, key, value in reversed(saved_names):
-            namespace[key] = value
+    def _allowed_code(self, code: types.CodeType, frame: types.FrameType) -> bool:
+        if self._allowed.match_code(code, frame.f_globals.get("__name__", "")) is not None:
+            return True
+        if code.co_name in _INSTRUMENTATION:  # the checker's own tracing (helpers.memory's tracker) sees the ops
+            return True
+        # property getters of the package: reading layer.head_dim is not delegating
+        return _is_property_getter(code, frame)
+
+    def hook(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        """The profile function (see :func:`sys.setprofile`): records, never raises."""
+        if self._closed:
+            return
+        if self._inside_allowed:
+            if event == "return" and frame is self._inside_allowed[-1]:
+                self._inside_allowed.pop()
+            return
+        if event == "call":
+            code = frame.f_code
+            if code is _EXIT_CODE:
+                self._closed = True
+                return
+            self.calls += 1
+            if code in self._passthrough:
+                return
+            module = frame.f_globals.get("__name__", "")
+            name = self._forbidden.match_code(code, module)
+            if name is None:
+                return
+            if self._allowed_code(code, frame):
+                self._inside_allowed.append(frame)
+            elif self.reached is None:
+                self.reached = name
+        elif event == "c_call":
+            self.calls += 1
+            if any(arg is fn for fn in _TAMPERING):
+                self.tampered = True
+                return
+            name = self._forbidden.match_builtin(arg)
+            if name is not None and self._allowed.match_builtin(arg) is None and self.reached is None:
+                self.reached = name
+
+
+def _nested_codes(code: types.CodeType) -> set[types.CodeType]:
+    """``code`` and every code object defined inside it (comprehensions, lambdas, inner functions)."""
+    codes = {code}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            codes |= _nested_codes(const)
+    return codes
+
+
+def _is_property_getter(code: types.CodeType, frame: types.FrameType) -> bool:
+    if code.co_argcount != 1 or not code.co_varnames:
+        return False
+    owner = frame.f_locals.get(code.co_varnames[0])
+    for cls in type(owner).__mro__ if owner is not None else ():
+        member = cls.__dict__.get(code.co_name)
+        if isinstance(member, property):
+            return getattr(member.fget, "__code__", None) is code
+    return False
+
+
+class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
+    """Within the block, every call (in this thread and in threads started in it) is shown to ``watch``.
+
+    The profile function in place before is restored on exit, also after an exception. When the
+    block ends with a profile function other than the watch's (the answer called
+    ``sys.setprofile``), :attr:`CallWatch.tampered` is set.
+
+    Args:
+        watch: The :class:`CallWatch` to report to.
+    """
+
+    def __init__(self, watch: CallWatch) -> None:
+        self.watch = watch
+        self._before: Any = None
+        self._before_threads: Any = None
+
+    def __enter__(self) -> CallWatch:
+        self._before = sys.getprofile()
+        self._before_threads = threading.getprofile() if hasattr(threading, "getprofile") else None
+        threading.setprofile(self.watch.hook)
+        sys.setprofile(self.watch.hook)
+        return self.watch
+
+    def __exit__(self, *exc: object) -> None:
+        # The hook stops recording at this frame's call event (see CallWatch.hook).
+        current = sys.getprofile()
+        sys.setprofile(self._before)
+        threading.setprofile(self._before_threads)
+        if current is None or getattr(current, "__self__", None) is not self.watch:
+            self.watch.tampered = True
+
+
+_EXIT_CODE = watching.__exit__.__code__
 
 
 def delegation_verdict(error: PackageCallError, language: str | None = None) -> CheckResult:
-    """The verdict for an answer that called a disabled package function.
+    """The verdict for an answer that reached a forbidden function.
 
     Args:
-        error: What :func:`package_disabled` raised.
+        error: Names the function reached.
         language: The verdict's language (:mod:`helpers.exercises.messages`); ``None``: the default.
 
     Returns:
-        A failed :class:`~helpers.exercises.CheckResult` that names the function called.
+        A failed :class:`~helpers.exercises.CheckResult` that names the function reached.
     """
     return CheckResult.of(False, "guard.delegates", language, name=error.name)
+
+
+def tampering_verdict(language: str | None = None) -> CheckResult:
+    """The verdict for an answer that switched the checker's watch off (``sys.setprofile``)."""
+    return CheckResult.of(False, "guard.tampers", language)
+
+
+def defining_module(fn: Any) -> str:
+    """The module that defines ``fn`` (for messages); ``"?"`` when unknown."""
+    module = inspect.getmodule(_unwrap(fn))
+    return module.__name__ if module is not None else "?"

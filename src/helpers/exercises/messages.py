@@ -237,4 +237,8 @@ register({
         "en": "your answer calls {name}, which this exercise asks you to write yourself: the checker compares "
               "your code with it, so calling it proves nothing.",
         "zh": "你的答案调用了 {name}，而这道练习要你自己写出它：检查器正是拿你的代码和它比较，调用它什么也证明不了。"},
+    "guard.tampers": {
+        "en": "your answer switches off the checker's watch on the calls it makes (sys.setprofile or "
+              "threading.setprofile): write the exercise instead.",
+        "zh": "你的答案关掉了检查器对其调用的监视（sys.setprofile 或 threading.setprofile）：请直接完成练习。"},
 })

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from . import CheckResult
-from .guard import PackageCallError, delegation_verdict, package_disabled, public_name
+from .guard import CallWatch, PackageCallError, delegation_verdict, tampering_verdict, watching
 
 
 class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
@@ -50,7 +50,7 @@ def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
 
 
 def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str] = "",
-                         language: str | None = None) -> tuple[Any, CheckResult | None]:
+                         language: str | None = None, watch: CallWatch | None = None) -> tuple[Any, CheckResult | None]:
     """Call the reader's function; on failure, a CheckResult that explains it instead of an exception.
 
     Args:
@@ -59,6 +59,8 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str
         shape_hint: Appended to the message when the error looks like a shape mismatch (a phrase
             ``{language: text}`` is given in the verdict's language).
         language: The verdict's language (:mod:`helpers.exercises.messages`); ``None``: the default.
+        watch: When given, the call runs under :func:`helpers.exercises.guard.watching` (the caller
+            reads what it reached: see :func:`call_watched`).
 
     Returns:
         ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
@@ -68,7 +70,11 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str
     try:
         with warnings.catch_warnings():  # the reader's warnings would end up in the page
             warnings.simplefilter("ignore")
-            return fn(*args), None
+            if watch is None:
+                return fn(*args), None
+            with watching(watch):
+                result = fn(*args)
+            return result, None
     except PackageCallError as error:  # the answer calls the package's own version (see guard.package_disabled)
         return None, delegation_verdict(error, language)
     except NotImplementedError:
@@ -128,24 +134,54 @@ def allclose(a: Tensor, b: Tensor) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6))
 
 
-def reader_globals(fn: Any) -> list[dict[str, Any]]:
-    """The reader's globals (a notebook's own imports of the package's functions live there), as
-    the ``namespaces`` of :func:`helpers.exercises.guard.package_disabled`."""
-    namespace = getattr(fn, "__globals__", None)
-    return [namespace] if isinstance(namespace, dict) else []
+def call_watched(fn: Any, *args: Any, forbidden: tuple[Any, ...] = (), allowed: tuple[Any, ...] = (),
+                 passthrough: tuple[Callable[..., Any], ...] = (), shape_hint: str | Mapping[str, str] = "",
+                 language: str | None = None) -> Any:
+    """Call the reader's function while watching every call it makes; refuse one that delegates.
 
-
-def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...], language: str | None = None) -> Any:
-    """Call the reader's function with the package's own versions of ``disabled`` switched off.
-
-    An answer that delegates to one of them (or is one of them) gets a verdict that names it; see
-    :func:`helpers.exercises.guard.package_disabled`. Compute the checker's reference before.
+    The answer may not reach any function of the package (except those in ``allowed``) nor any of
+    ``forbidden`` (e.g. :data:`helpers.exercises.guard.ATTENTION`), by whatever route: see
+    :mod:`helpers.exercises.guard`. Compute the checker's reference before (or after) the call,
+    never inside it.
 
     Args:
         fn: The reader's function.
         *args: Its arguments.
-        disabled: The package's functions, methods or classes the exercise asks the reader to write.
+        forbidden: Third-party functions, classes, modules or dotted paths the answer may not reach.
+        allowed: Package functions, classes or modules the answer may call.
+        passthrough: The checker's own functions that call the answer (see
+            :class:`~helpers.exercises.guard.CallWatch`); ``fn`` may be one of them.
+        shape_hint: As in :func:`call_reader_function`.
         language: The verdict's language; ``None``: the default.
+
+    Returns:
+        What ``fn(*args)`` returned.
+
+    Raises:
+        Rejected: the call failed, reached a forbidden function (the verdict names it) or switched
+            the watch off.
+    """
+    watch = CallWatch(forbidden, allowed, passthrough=passthrough)
+    result, failure = call_reader_function(fn, *args, shape_hint=shape_hint, language=language, watch=watch)
+    if watch.tampered:
+        raise Rejected(tampering_verdict(language))
+    if watch.reached is not None:
+        raise Rejected(delegation_verdict(PackageCallError(watch.reached), language))
+    if failure is not None:
+        raise Rejected(failure)
+    return result
+
+
+def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...] = (), language: str | None = None,
+                         allowed: tuple[Any, ...] = ()) -> Any:
+    """:func:`call_watched` with ``disabled`` as its ``forbidden`` (the name the first checkers used).
+
+    Args:
+        fn: The reader's function.
+        *args: Its arguments.
+        disabled: Functions, classes or modules the answer may not reach, on top of the package.
+        language: The verdict's language; ``None``: the default.
+        allowed: Package functions the answer may call.
 
     Returns:
         What ``fn(*args)`` returned.
@@ -153,7 +189,4 @@ def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...], languag
     Raises:
         Rejected: the call failed or delegated (the verdict explains how).
     """
-    if any(fn is target for target in disabled):  # the package's own function handed in as the answer
-        raise Rejected(delegation_verdict(PackageCallError(public_name(fn)), language))
-    with package_disabled(*disabled, namespaces=reader_globals(fn)):
-        return call_reader(fn, *args, language=language)
+    return call_watched(fn, *args, forbidden=disabled, allowed=allowed, language=language)
