@@ -9,6 +9,7 @@ checker never raises on a wrong answer, and writes no ``if failure is not None: 
 from __future__ import annotations
 
 import functools
+import secrets
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -127,6 +128,17 @@ def as_tensor(result: Any, what: str | Mapping[str, str], language: str | None =
     if not isinstance(result, Tensor):
         raise Rejected(CheckResult.of(False, "reader.not_a_tensor", language, type=type(result).__name__, what=what))
     return result
+
+
+def fresh_generator() -> torch.Generator:
+    """A generator seeded from the operating system: the inputs a checker draws with it cannot be known
+    to the answer in advance (no table of precomputed outputs passes). Draw shapes with it too."""
+    return torch.Generator().manual_seed(secrets.randbits(63))
+
+
+def fresh_int(low: int, high: int, generator: torch.Generator) -> int:
+    """An integer in ``[low, high]`` drawn with ``generator`` (e.g. a fresh length or head count)."""
+    return int(torch.randint(low, high + 1, (1,), generator=generator).item())
 
 
 def allclose(a: Tensor, b: Tensor) -> bool:
