@@ -180,3 +180,32 @@ def test_a_target_that_names_nothing_is_refused_clearly() -> None:
         CallWatch(forbidden=("helpers.attention.no_such_function",))
     with pytest.raises(TypeError, match="forbidden and allowed take functions"):
         CallWatch(forbidden=(3,))
+
+
+def test_an_answer_that_reads_the_checkers_frames_or_objects_is_refused() -> None:
+    def checker_like(answer):
+        expected = torch.arange(3.0)  # a checker's reference, in its locals  # noqa: F841
+        return call_watched(answer)
+    for peek in (lambda: sys._getframe(2).f_locals["expected"],
+                 lambda: __import__("inspect").stack()[3].frame.f_locals["expected"],
+                 lambda: next(o for o in __import__("gc").get_objects() if isinstance(o, torch.Tensor))):
+        with pytest.raises(Rejected) as caught:
+            checker_like(peek)
+        assert "frames or objects" in caught.value.verdict.message
+
+
+def test_a_library_that_reads_frames_itself_is_not_the_answers_doing() -> None:
+    import collections
+    point = call_watched(lambda: collections.namedtuple("Point", "x y")(1, 2))  # namedtuple calls sys._getframe
+    assert point.x == 1
+
+
+def test_a_tensor_subclass_that_redefines_comparison_is_refused() -> None:
+    from helpers.exercises.reader import as_tensor
+
+    class AlwaysClose(torch.Tensor):
+        pass
+    with pytest.raises(Rejected) as caught:
+        as_tensor(torch.zeros(2).as_subclass(AlwaysClose), "scores")
+    assert "plain torch.Tensor" in caught.value.verdict.message
+    assert as_tensor(torch.nn.Parameter(torch.zeros(2)), "weights").shape == (2,)

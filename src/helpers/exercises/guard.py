@@ -11,7 +11,10 @@ a verdict that names the function reached (:func:`delegation_verdict`).
 Because what is watched is the code that *runs*, not a name, every route to it is caught: a default
 argument, a closure, ``functools.partial``, a dict holding the function, a saved bound method, an
 alias, a copy of the module. A call swallowed by ``try``/``except`` is still recorded; an answer
-that switches the watch off (``sys.setprofile(None)``) is refused for that.
+that switches the watch off (``sys.setprofile(None)``) is refused for that, and so is one that reads
+the checker's frames or objects (``sys._getframe``, ``inspect.stack``, ``gc.get_objects``: the
+checker's reference lies there). What no call reveals (a traceback's ``tb_frame``) a checker
+avoids by computing its reference after the answer has returned, or keeping it out of its locals.
 
 What is forbidden, by default, is *every* function of the package (``helpers``, its checkers
 included) except property getters: an exercise lets the answer reach a package function only by
@@ -41,9 +44,11 @@ The checkers use it through :func:`helpers.exercises.reader.call_watched`.
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import inspect
 import sys
+import sysconfig
 import threading
 import types
 from collections.abc import Callable, Iterable
@@ -53,7 +58,8 @@ from typing import Any
 
 from . import CheckResult
 
-__all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "tampering_verdict", "public_name",
+__all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "tampering_verdict", "peeking_verdict",
+           "public_name",
            "ATTENTION", "AUTOGRAD", "DISTRIBUTIONS", "TRANSFORMERS"]
 
 ATTENTION: tuple[str, ...] = (
@@ -226,6 +232,13 @@ _INSTRUMENTATION = frozenset({"__torch_dispatch__", "__torch_function__"})
 """Hooks PyTorch calls for a tracker a checker set up (e.g. a memory tracker); never the answer's choice."""
 
 _TAMPERING = (sys.setprofile, threading.setprofile, sys.settrace, threading.settrace)
+_PEEKING_C = (sys._getframe, sys._current_frames, gc.get_objects, gc.get_referrers, gc.get_referents)
+"""C functions that reach the checker's frames or objects (its reference lies there): refused when the
+answer's own code calls them (a library's own use, e.g. ``collections.namedtuple``, is not the answer's)."""
+_PEEKING_PY = frozenset(fn.__code__ for fn in (inspect.currentframe, inspect.stack, inspect.trace,
+                                                inspect.getouterframes, inspect.getinnerframes))
+_LIBRARY_PATHS = tuple(sorted({path for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                               if (path := sysconfig.get_paths().get(key))}))
 
 
 class CallWatch:
@@ -244,6 +257,8 @@ class CallWatch:
     Attributes:
         reached: The name of the first forbidden function the answer reached, or ``None``.
         tampered: Whether the answer tried to switch the watch off.
+        peeked: Whether the answer tried to read the checker's frames or objects (``sys._getframe``,
+            ``inspect.stack``, ``gc.get_objects``...).
         calls: How many Python and C calls the answer made (its own included).
     """
 
@@ -262,6 +277,7 @@ class CallWatch:
             self._allowed.add(target)
         self.reached: str | None = None
         self.tampered = False
+        self.peeked = False
         self.calls = 0
         self._inside_allowed: list[types.FrameType] = []
         self._closed = False
@@ -290,6 +306,9 @@ class CallWatch:
             self.calls += 1
             if code in self._passthrough:
                 return
+            if code in _PEEKING_PY:
+                self.peeked = True
+                return
             module = frame.f_globals.get("__name__", "")
             name = self._forbidden.match_code(code, module)
             if name is None:
@@ -302,6 +321,10 @@ class CallWatch:
             self.calls += 1
             if any(arg is fn for fn in _TAMPERING):
                 self.tampered = True
+                return
+            if any(arg is fn for fn in _PEEKING_C) and not frame.f_code.co_filename.startswith(_LIBRARY_PATHS) \
+                    and self._forbidden.match_code(frame.f_code, frame.f_globals.get("__name__", "")) is None:
+                self.peeked = True
                 return
             name = self._forbidden.match_builtin(arg)
             if name is not None and self._allowed.match_builtin(arg) is None and self.reached is None:
@@ -379,6 +402,11 @@ def delegation_verdict(error: PackageCallError, language: str | None = None) -> 
 def tampering_verdict(language: str | None = None) -> CheckResult:
     """The verdict for an answer that switched the checker's watch off (``sys.setprofile``)."""
     return CheckResult.of(False, "guard.tampers", language)
+
+
+def peeking_verdict(language: str | None = None) -> CheckResult:
+    """The verdict for an answer that read the checker's frames or objects (``sys._getframe``...)."""
+    return CheckResult.of(False, "guard.peeks", language)
 
 
 def defining_module(fn: Any) -> str:

@@ -237,6 +237,16 @@ register({
         "en": "your answer calls {name}, which this exercise asks you to write yourself: the checker compares "
               "your code with it, so calling it proves nothing.",
         "zh": "你的答案调用了 {name}，而这道练习要你自己写出它：检查器正是拿你的代码和它比较，调用它什么也证明不了。"},
+    "guard.peeks": {
+        "en": "your answer reads the checker's own frames or objects (sys._getframe, inspect.stack, "
+              "gc.get_objects): the checker's expected result lies there; compute the answer instead.",
+        "zh": "你的答案读取了检查器自己的栈帧或对象（sys._getframe、inspect.stack、gc.get_objects）："
+              "检查器的期望结果就在那里；请自己算出答案。"},
+    "reader.tensor_subclass": {
+        "en": "your function returned a {type}, a subclass of torch.Tensor; return the {what} as a plain "
+              "torch.Tensor (a subclass can change what comparing it means)",
+        "zh": "你的函数返回的是 {type}，torch.Tensor 的子类；请以普通 torch.Tensor 返回{what}"
+              "（子类可以改变比较的含义）"},
     "guard.tampers": {
         "en": "your answer switches off the checker's watch on the calls it makes (sys.setprofile or "
               "threading.setprofile): write the exercise instead.",

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from . import CheckResult
-from .guard import CallWatch, PackageCallError, delegation_verdict, tampering_verdict, watching
+from .guard import CallWatch, PackageCallError, delegation_verdict, peeking_verdict, tampering_verdict, watching
 
 
 class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
@@ -127,6 +127,9 @@ def as_tensor(result: Any, what: str | Mapping[str, str], language: str | None =
         raise Rejected(CheckResult.of(False, "reader.returned_none", language, what=what))
     if not isinstance(result, Tensor):
         raise Rejected(CheckResult.of(False, "reader.not_a_tensor", language, type=type(result).__name__, what=what))
+    if type(result) not in (Tensor, torch.nn.Parameter):  # a subclass can redefine what comparing it means
+        raise Rejected(CheckResult.of(False, "reader.tensor_subclass", language, type=type(result).__name__,
+                                      what=what))
     return result
 
 
@@ -179,6 +182,8 @@ def call_watched(fn: Any, *args: Any, forbidden: tuple[Any, ...] = (), allowed: 
         raise Rejected(tampering_verdict(language))
     if watch.reached is not None:
         raise Rejected(delegation_verdict(PackageCallError(watch.reached), language))
+    if watch.peeked:
+        raise Rejected(peeking_verdict(language))
     if failure is not None:
         raise Rejected(failure)
     return result
