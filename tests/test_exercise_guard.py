@@ -198,4 +198,3 @@ def test_a_target_that_names_nothing_is_refused_clearly() -> None:
         CallWatch(forbidden=("helpers.attention.no_such_function",))
     with pytest.raises(TypeError, match="forbidden and allowed take functions"):
         CallWatch(forbidden=(3,))
-
