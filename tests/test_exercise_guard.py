@@ -83,6 +83,24 @@ def test_pytorch_attention_is_refused_by_name(answer, name) -> None:
     assert name in _refused(answer, *_inputs(), forbidden=ATTENTION)
 
 
+def test_a_module_not_imported_yet_is_watched_without_importing_it(tmp_path, monkeypatch) -> None:
+    """Naming ``transformers`` in ``forbidden`` must not cost its import (seconds) when nothing imported it."""
+    (tmp_path / "slow_module_for_the_guard").mkdir()
+    (tmp_path / "slow_module_for_the_guard" / "__init__.py").write_text("def attend(x):\n    return x * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_module_for_the_guard", raising=False)
+    slow = ("slow_module_for_the_guard",)
+    watch = CallWatch(forbidden=slow)
+    assert "slow_module_for_the_guard" not in sys.modules and watch.reached is None
+
+    def importing(x):
+        import slow_module_for_the_guard
+        return slow_module_for_the_guard.attend(x)
+    assert "slow_module_for_the_guard." in _refused(importing, torch.ones(2), forbidden=slow)  # its import ran its code
+    assert "slow_module_for_the_guard.attend" in _refused(importing, torch.ones(2), forbidden=slow)  # now imported
+    assert call_watched(lambda x: x * 2, torch.ones(2), forbidden=slow).sum() == 4
+
+
 def test_autograd_and_distributions_are_refused_where_forbidden() -> None:
     logits = torch.randn(5)
     jacobian = lambda z: torch.func.jacrev(lambda t: torch.softmax(t, -1))(z)  # noqa: E731

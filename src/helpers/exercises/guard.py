@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import gc
 import importlib
+import importlib.util
 import inspect
 import sys
 import sysconfig
@@ -171,14 +172,19 @@ class _Targets:
 
     def add(self, target: Any, display: str | None = None) -> None:
         if isinstance(target, str):
+            if "." not in target and target not in sys.modules:
+                # A top-level module not imported yet (transformers takes seconds to import): watch its
+                # files without importing it; an answer that imports it runs code from those files.
+                spec = importlib.util.find_spec(target)
+                if spec is not None and spec.origin:
+                    self._add_file(spec.origin, target)
+                    return
             self.add(_resolve(target), display or target)
             return
         if isinstance(target, types.ModuleType):
             file = getattr(target, "__file__", None)
             if file:
-                path = Path(file)
-                prefix = str(path.parent) + "/" if path.name == "__init__.py" else str(path)
-                self.files.append((prefix, target.__name__))
+                self._add_file(file, target.__name__)
             return
         if isinstance(target, type):
             for name, member in vars(target).items():
@@ -205,6 +211,11 @@ class _Targets:
         else:
             raise TypeError(f"forbidden and allowed take functions, methods, classes, modules or dotted paths, got "
                             f"{type(target).__name__}")
+
+    def _add_file(self, file: str, module: str) -> None:
+        path = Path(file)
+        prefix = str(path.parent) + "/" if path.name == "__init__.py" else str(path)
+        self.files.append((prefix, module))
 
     def match_code(self, code: types.CodeType, module: str) -> str | None:
         name = self.codes.get(code)

@@ -25,6 +25,10 @@ MESSAGES = {
               "features h·E to (h+1)·E − 1; view as (B, L, H, E)",
         "zh": "第 h 个头取的是每隔 H 个的特征（view(B, L, E, H)）：本包中，每个头是一段连续的特征，"
               "即第 h·E 到第 (h+1)·E − 1 个；应 view 成 (B, L, H, E)"},
+    "ch04.split.reversed": {
+        "en": "the heads are in reverse order: head 0 must hold the first E features (x[..., 0:E]), head H − 1 "
+              "the last",
+        "zh": "头的顺序反了：第 0 个头应当拿前 E 个特征（x[..., 0:E]），第 H − 1 个头拿最后 E 个"},
     "ch04.split.shape": {
         "en": "expected shape (B, H, L, E) = {expected}, got {got}",
         "zh": "形状应为 (B, H, L, E) = {expected}，得到的是 {got}"},
@@ -41,6 +45,15 @@ MESSAGES = {
               "same head. Transpose back to (B, L, H, E) first",
         "zh": "你把 (B, H, L, E) 直接 reshape 成了 (B, L, D)：这样第 i 个词元会拿到同一个头里其他词元的片段。"
               "应先转置回 (B, L, H, E)"},
+    "ch04.merge.reversed": {
+        "en": "the heads are concatenated in reverse order: token i must hold head 0's E features first, the last "
+              "head's last",
+        "zh": "各个头拼接的顺序反了：第 i 个词元应当先放第 0 个头的 E 个特征，最后放最后一个头的"},
+    "ch04.merge.interleaved": {
+        "en": "the heads' features are interleaved (a permute to (B, L, E, H) before the reshape): feature j of "
+              "head h lands at j·H + h instead of h·E + j. Transpose to (B, L, H, E), then reshape",
+        "zh": "各个头的特征交错在了一起（reshape 之前 permute 成了 (B, L, E, H)）：第 h 个头的第 j 个特征落在了 "
+              "j·H + h，而不是 h·E + j。应转置成 (B, L, H, E)，再 reshape"},
     "ch04.merge.shape": {
         "en": "expected shape (B, L, D) = {expected}, got {got}",
         "zh": "形状应为 (B, L, D) = {expected}，得到的是 {got}"},
@@ -64,13 +77,60 @@ MESSAGES = {
               "merging",
         "zh": "{where}：view(B, H, L, E) 之后没有转置：每个头所注意的“行”是由好几个词元的碎片拼成的，"
               "于是各个头把不同的位置混在了一起。应 view 成 (B, L, H, E) 再 transpose(1, 2)；合并之前再转置回来"},
+    "ch04.layer.split_no_transpose": {
+        "en": "{where}: the merge transposes back, but the split is view(B, H, L, E) without transpose: each head "
+              "attends over rows that are pieces of several tokens. View as (B, L, H, E), then transpose(1, 2)",
+        "zh": "{where}：合并时转置回来了，切分却是没有转置的 view(B, H, L, E)："
+              "每个头所注意的“行”是由好几个词元的碎片拼成的。应 view 成 (B, L, H, E)，再 transpose(1, 2)"},
+    "ch04.layer.merge_no_transpose": {
+        "en": "{where}: the split is right, but the merge reshapes (B, H, L, E) straight to (B, L, D): token i then "
+              "gets pieces of other tokens from one head. Transpose back to (B, L, H, E) first",
+        "zh": "{where}：切分是对的，合并却把 (B, H, L, E) 直接 reshape 成了 (B, L, D)：第 i 个词元会拿到同一个头里"
+              "其他词元的片段。应先转置回 (B, L, H, E)"},
+    "ch04.layer.transposed_wrong_view": {
+        "en": "{where}: view(B, H, L, E) followed by transpose(1, 2): the transpose does not undo a view of the "
+              "wrong shape, the 'heads' still hold pieces of several tokens (and the scores compare heads, not "
+              "tokens). View as (B, L, H, E) first, then transpose",
+        "zh": "{where}：先 view(B, H, L, E) 再 transpose(1, 2)：转置救不回形状不对的 view，“头”里仍是好几个词元的碎片"
+              "（分数比较的也成了头，而不是词元）。应先 view 成 (B, L, H, E)，再转置"},
+    "ch04.layer.heads_reversed": {
+        "en": "{where}: the heads are concatenated in reverse order before o_proj: head 0's output must fill "
+              "features 0 .. E − 1, the columns of o_proj that belong to it",
+        "zh": "{where}：进入 o_proj 之前，各个头拼接的顺序反了：第 0 个头的输出应当占第 0 .. E − 1 个特征，"
+              "也就是 o_proj 中属于它的那些列"},
+    "ch04.layer.heads_interleaved": {
+        "en": "{where}: the heads' features are interleaved in the merge (reshape from (B, L, E, H)): o_proj's "
+              "columns of head h are features h·E .. (h+1)·E − 1. Transpose to (B, L, H, E), then reshape",
+        "zh": "{where}：合并时各个头的特征交错在了一起（从 (B, L, E, H) reshape）：o_proj 中属于第 h 个头的列是第 "
+              "h·E .. (h+1)·E − 1 个特征。应转置成 (B, L, H, E)，再 reshape"},
     "ch04.layer.model_scale": {
         "en": "{where}: scores divided by √d_model; each head's dot product has head_dim terms: divide by "
               "√head_dim (chapter 3)",
         "zh": "{where}：分数除以的是 √d_model；每个头的点积只有 head_dim 项，应除以 √head_dim（见第 3 章）"},
+    "ch04.layer.scale_e": {
+        "en": "{where}: scores divided by head_dim; the dot product's spread grows like √head_dim, so divide by "
+              "√head_dim (chapter 3)",
+        "zh": "{where}：分数除以的是 head_dim；点积的离散程度按 √head_dim 增长，所以应除以 √head_dim（见第 3 章）"},
     "ch04.layer.unscaled": {
         "en": "{where}: the scores are not scaled: divide by √head_dim",
         "zh": "{where}：分数没有缩放：应除以 √head_dim"},
+    "ch04.layer.softmax_axis": {
+        "en": "{where}: the softmax runs over the queries (dim=-2): each query's weights over the keys must sum "
+              "to 1, so take the softmax over the keys, dim=-1",
+        "zh": "{where}：softmax 沿查询的方向（dim=-2）做了：每个查询对各个键的权重之和应为 1，"
+              "所以 softmax 应沿键的方向，dim=-1"},
+    "ch04.layer.no_softmax": {
+        "en": "{where}: the scores are used as weights without a softmax",
+        "zh": "{where}：分数没有经过 softmax 就直接当作权重用了"},
+    "ch04.layer.no_bias": {
+        "en": "{where}: the biases of {names} are missing: call the projection (layer.q_proj(x)), or add its "
+              ".bias",
+        "zh": "{where}：漏掉了 {names} 的偏置：直接调用投影（layer.q_proj(x)），或加上它的 .bias"},
+    "ch04.layer.weight_not_transposed": {
+        "en": "{where}: x @ W instead of x @ W.T: nn.Linear stores its weight as (out_features, in_features) and "
+              "computes x @ W.T + b; call the projection (layer.q_proj(x))",
+        "zh": "{where}：算的是 x @ W 而不是 x @ W.T：nn.Linear 的权重按 (out_features, in_features) 存放，"
+              "计算的是 x @ W.T + b；直接调用投影（layer.q_proj(x)）"},
     "ch04.layer.no_output_projection": {
         "en": "{where}: the output projection o_proj is missing after the merge",
         "zh": "{where}：合并之后少了输出投影 o_proj"},
@@ -80,8 +140,45 @@ MESSAGES = {
         "zh": "{where}：输出与该层的输出不同（最大 |差值| 为 {diff:.2e}）；请检查切分、softmax 的维度"
               "（沿键的方向：dim=-1）以及合并"},
     "ch04.layer.passed": {
-        "en": "your multi-head attention matches MultiHeadAttention with the same weights, for 4, 2 and 1 heads.",
-        "zh": "在权重相同的条件下，你的多头注意力与 MultiHeadAttention 的结果一致（4 个、2 个和 1 个头都是如此）。"},
+        "en": "your multi-head attention matches MultiHeadAttention with the same weights, on three fresh layers "
+              "(two head counts, then a single head).",
+        "zh": "在权重相同的条件下，你的多头注意力与 MultiHeadAttention 的结果一致（在三个新抽取的层上："
+              "两种头数，再加一个单头的层）。"},
+    "ch04.fix.unchanged": {
+        "en": "{where}: this is still what the buggy function computes: read its view lines again and ask which "
+              "numbers end up in head 0's row for token 0",
+        "zh": "{where}：这仍是有 bug 的函数算出的结果：再读一遍它的 view 那几行，想一想第 0 个头里第 0 个词元的那一行"
+              "装的是哪些数"},
+    "ch04.fix.split_left": {
+        "en": "{where}: the merge is fixed, the split is not: the heads are still cut out of the wrong numbers",
+        "zh": "{where}：合并改对了，切分还没有：头仍是从错误的数里切出来的"},
+    "ch04.fix.merge_left": {
+        "en": "{where}: the split is fixed, the merge is not: the heads must be put back in their tokens' places "
+              "before the reshape",
+        "zh": "{where}：切分改对了，合并还没有：reshape 之前，得先把各个头放回它们词元的位置"},
+    "ch04.fix.no_source": {
+        "en": "the checker cannot read your function's source: define fixed_multihead with def in a cell (a copy "
+              "of the buggy function with its wrong lines fixed)",
+        "zh": "检查函数读不到你的函数的源代码：请在单元格里用 def 定义 fixed_multihead（把有 bug 的函数复制过来，"
+              "改掉其中错的几行）"},
+    "ch04.fix.rewritten": {
+        "en": "the output is right, but this is not the buggy function fixed: {missing} of its {total} lines that "
+              "have no bug are not in yours, unchanged. The bug hunt asks you to copy the buggy function and change "
+              "only its wrong lines (a layer written anew, such as exercise 3's, does not show that the bug was "
+              "found)",
+        "zh": "输出是对的，但这不是改好的那个有 bug 的函数：它没有 bug 的 {total} 行里，有 {missing} 行没有原样出现在"
+              "你的函数里。找 bug 这一题要你把有 bug 的函数复制过来，只改错的几行（重新写一个层，比如第 3 题的答案，"
+              "说明不了你找到了 bug）"},
+    "ch04.fix.early_return": {
+        "en": "the output is right, but your function returns before (or instead of) the buggy function's last "
+              "line: keep its single return at the end and fix the lines above it",
+        "zh": "输出是对的，但你的函数在有 bug 的函数的最后一行之前（或者代替它）就返回了："
+              "保留末尾那唯一的 return，改它上面的几行"},
+    "ch04.fix.passed": {
+        "en": "fixed: view(B, L, H, E) then transpose(1, 2) for q, k and v, and transpose back before the reshape; "
+              "the rest of the function was right.",
+        "zh": "改好了：q、k、v 都先 view(B, L, H, E) 再 transpose(1, 2)，reshape 之前再转置回来；"
+              "函数的其余部分本来就是对的。"},
     "ch04.count.not_int": {
         "en": "return an int, got {type} ({value})",
         "zh": "应返回 int，得到的是 {type}（{value}）"},
@@ -93,9 +190,20 @@ MESSAGES = {
               "{kv} features, not {d}",
         "zh": "{layout}：{result} 把 k_proj 和 v_proj 按满尺寸计算了；只有 {hkv} 个键/值头时，"
               "它们把 {d} 个特征映射为 {kv} 个，而不是 {d} 个"},
+    "ch04.count.kv_times_d": {
+        "en": "{layout}: k_proj and v_proj counted with {hkv}·{d} outputs; a key/value head has head_dim = "
+              "embed_dim / num_heads features, so they map {d} -> {kv}",
+        "zh": "{layout}：k_proj 和 v_proj 按 {hkv}·{d} 个输出计算了；一个键/值头只有 head_dim = embed_dim / num_heads "
+              "个特征，所以它们把 {d} 个特征映射为 {kv} 个"},
     "ch04.count.no_bias": {
         "en": "{layout}: the four biases are missing ({n} parameters)",
         "zh": "{layout}：漏掉了四个偏置（共 {n} 个参数）"},
+    "ch04.count.bias_counted": {
+        "en": "{layout}: with bias=False the projections have no biases: count the weights only",
+        "zh": "{layout}：bias=False 时各个投影没有偏置：只数权重"},
+    "ch04.count.no_output": {
+        "en": "{layout}: the output projection o_proj (D×D, plus its bias) is missing",
+        "zh": "{layout}：漏掉了输出投影 o_proj（D×D，外加它的偏置）"},
     "ch04.count.times_heads": {
         "en": "{layout}: you multiplied by the number of heads; heads are slices of the same matrices and add no "
               "parameters",
@@ -108,12 +216,19 @@ MESSAGES = {
               "heads never appears: at fixed D, heads are free.",
         "zh": "q_proj 和 o_proj 各为 D×D；k_proj 和 v_proj 各为 D×(H_kv·E)；再加上偏置。"
               "查询头的个数根本不出现：D 固定时，多分几个头不花参数。"},
+    "ch04.ablation.not_a_run": {
+        "en": "pass the trained run (ht.train_filter(...)), got {type}",
+        "zh": "应传入训练好的 run（ht.train_filter(...)），得到的是 {type}"},
     "ch04.ablation.no_prediction": {
-        "en": "first write your prediction: predicted_most_important must be a head index 0 .. {last}, got {got}",
-        "zh": "先写下你的预测：predicted_most_important 应是 0 .. {last} 之间的头编号，得到的是 {got}"},
+        "en": "no prediction recorded: before the ablation runs, record the head (0 .. {last}) you expect to "
+              "matter most with predict(\"{key}\", head)",
+        "zh": "还没有记录预测：在消融实验运行之前，先用 predict(\"{key}\", head) 记下你认为最重要的头（0 .. {last}）"},
+    "ch04.ablation.bad_prediction": {
+        "en": "your recorded prediction must be a head index 0 .. {last}, got {got}",
+        "zh": "你记录的预测应是 0 .. {last} 之间的头编号，得到的是 {got}"},
     "ch04.ablation.length": {
-        "en": "return a list of {n} numbers, one R² per removed head",
-        "zh": "应返回由 {n} 个数组成的列表，每去掉一个头对应一个 R²"},
+        "en": "return a list of {n} numbers, one R² per removed head (the run you are given decides how many heads)",
+        "zh": "应返回由 {n} 个数组成的列表，每去掉一个头对应一个 R²（头数由传给你的 run 决定）"},
     "ch04.ablation.nothing_removed": {
         "en": "every value equals the full model's R²: the mask removed nothing (a head is removed by a 0 at its "
               "index, e.g. 1 - torch.eye(H)[h])",
@@ -125,8 +240,10 @@ MESSAGES = {
         "zh": "你保留了一个头、去掉了其余的头（torch.eye(H)[h]）；消融实验是去掉一个头、保留其余的头"
               "（1 - torch.eye(H)[h]）"},
     "ch04.ablation.differs": {
-        "en": "your values differ from R² with one head masked; use run.score(head_mask)",
-        "zh": "你的数值与用掩码去掉一个头后的 R² 不符；请用 run.score(head_mask) 计算"},
+        "en": "your values differ from R² with one head masked, on the run the checker gave your function; compute "
+              "them from that run, with run.score(head_mask)",
+        "zh": "在检查函数交给你的函数的那个 run 上，你的数值与用掩码去掉一个头后的 R² 不符；"
+              "请用那个 run 的 run.score(head_mask) 计算"},
     "ch04.ablation.passed_predicted": {
         "en": "removing head {worst} costs the most (R² {without:.2f} instead of {full:.2f}); your prediction was "
               "right.",
@@ -136,6 +253,11 @@ MESSAGES = {
               "{predicted}, the data say head {worst}.",
         "zh": "去掉第 {worst} 个头损失最大（R² 从 {full:.2f} 降到 {without:.2f}）；你预测的是第 {predicted} 个头，"
               "数据说是第 {worst} 个。"},
+    "ch04.ablation.passed_late": {
+        "en": "removing head {worst} costs the most (R² {without:.2f} instead of {full:.2f}); your prediction was "
+              "recorded after this result had been shown, so it is not compared.",
+        "zh": "去掉第 {worst} 个头损失最大（R² 从 {full:.2f} 降到 {without:.2f}）；"
+              "你的预测是在这个结果显示之后才记录的，所以不作比较。"},
 }
 
 register(MESSAGES)
