@@ -180,3 +180,23 @@ def test_a_target_that_names_nothing_is_refused_clearly() -> None:
         CallWatch(forbidden=("helpers.attention.no_such_function",))
     with pytest.raises(TypeError, match="forbidden and allowed take functions"):
         CallWatch(forbidden=(3,))
+
+
+def test_a_torch_function_called_from_c_code_is_seen() -> None:
+    """functools.partial of a C function, or map, call it from C: no profile event, but the torch
+    function mode the watch enters sees it."""
+    q, k, v = _inputs()
+    bound = functools.partial(F.scaled_dot_product_attention)
+    assert "scaled_dot_product_attention" in _refused(lambda q, k, v: bound(q, k, v), q, k, v, forbidden=ATTENTION)
+    by_map = lambda q, k, v: list(map(F.scaled_dot_product_attention, [q], [k], [v]))[0]  # noqa: E731
+    assert "scaled_dot_product_attention" in _refused(by_map, q, k, v, forbidden=ATTENTION)
+    # an allowed package function may use it itself (the layer calls F.scaled_dot_product_attention
+    # when no weights are asked for); an honest answer passes under the mode
+    layer = MultiHeadAttention(8, 2)
+    x = torch.randn(1, 3, 8)
+    through_layer = lambda x: layer(x, x, x, need_weights=False)[0]  # noqa: E731
+    out = call_watched(through_layer, x, forbidden=ATTENTION, allowed=(MultiHeadAttention,))
+    torch.testing.assert_close(out, layer(x, x, x, need_weights=False)[0])
+    torch.testing.assert_close(call_watched(honest_attention, q, k, v, forbidden=ATTENTION),
+                               F.scaled_dot_product_attention(q, k, v))
+    assert not torch.overrides.has_torch_function_variadic()  # the mode is gone after the watch
