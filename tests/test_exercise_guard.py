@@ -200,3 +200,28 @@ def test_a_torch_function_called_from_c_code_is_seen() -> None:
     torch.testing.assert_close(call_watched(honest_attention, q, k, v, forbidden=ATTENTION),
                                F.scaled_dot_product_attention(q, k, v))
     assert not torch.overrides.has_torch_function_variadic()  # the mode is gone after the watch
+
+
+def test_naming_a_module_not_imported_yet_does_not_import_it_and_still_watches_it(tmp_path) -> None:
+    """ATTENTION names transformers, whose import takes seconds: a watch registers its files without
+    importing it, and code of the module imported while the answer runs is still refused."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "from helpers.exercises.guard import ATTENTION, CallWatch\n"
+        "CallWatch(ATTENTION)\n"
+        "assert 'transformers' not in sys.modules, 'naming transformers imported it'\n"
+        "from helpers.exercises.reader import Rejected, call_watched\n"
+        "def answer():\n"
+        "    import json.decoder\n"
+        "    return json.decoder.JSONDecoder().decode('[1]')\n"
+        "sys.modules.pop('json.decoder', None); sys.modules.pop('json', None)\n"
+        "try:\n"
+        "    call_watched(answer, forbidden=('json',))\n"
+        "except Rejected as rejected:\n"
+        "    assert 'json.decoder' in rejected.verdict.message, rejected.verdict.message\n"
+        "else:\n"
+        "    raise AssertionError('a module imported by the answer was not watched')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)

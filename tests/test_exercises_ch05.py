@@ -461,7 +461,7 @@ def test_causal_accepts_the_solution_and_other_styles():
     (lambda q, k, v: causal(q, k, v, fill=-1e9), "does not fit in float16"),
     (lambda q, k, v: causal(q, k, v, keep_float=True), "return the input's dtype"),
     (lambda q, k, v: causal(q, k, v) * float("nan"), "NaN"),
-    (lambda q, k, v: causal(q, k, v).transpose(-2, -1), "output shape"),
+    (lambda q, k, v: causal(q, k, v).sum(-1), "output shape"),
     (stub, "stub"),
 ])
 def test_causal_names_each_mistake(answer, words):

@@ -420,7 +420,7 @@ def check_crossover(time_both: Callable[[int], tuple[float, float]], *, language
         return CheckResult.of(False, "ch05.crossover.bad_prediction", language, got=repr(prediction.value))
     predicted = float(prediction.value)
     gen = fresh_generator()
-    base = fresh_int(192, 320, gen)
+    base = fresh_int(160, 256, gen)
     sizes = tuple(base * 2**i for i in range(4))
     probe = fresh_int(96, 160, gen)  # a fresh length at which time_both must compute the n x n scores
     with _counter() as counter:  # (not timed: counting slows every operation down)

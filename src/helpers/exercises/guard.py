@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import inspect
 import sys
 import threading
@@ -107,6 +108,23 @@ def _resolve(path: str) -> Any:
     raise ValueError(f"cannot find {path!r}: give a dotted path such as 'helpers.multihead.MultiHeadAttention.forward'")
 
 
+def _unimported_module_file(path: str) -> str | None:
+    """The file (or the folder, for a package) of module ``path`` when it is not imported yet, else ``None``.
+
+    Code of a module imported later, while the answer runs, is matched by this file: naming a module
+    in ``forbidden`` does not import it."""
+    if path in sys.modules:
+        return None
+    try:
+        spec = importlib.util.find_spec(path)
+    except (ImportError, ValueError, AttributeError):  # not a module (a function's dotted path), or no parent
+        return None
+    if spec is None or not spec.origin or not spec.has_location:
+        return None
+    origin = Path(spec.origin)
+    return str(origin.parent) + "/" if origin.name == "__init__.py" else str(origin)
+
+
 def public_name(fn: Callable[..., Any]) -> str:
     """``helpers.X`` when the package exports the function (or the method's class) as ``X``."""
     import helpers
@@ -165,6 +183,10 @@ class _Targets:
 
     def add(self, target: Any, display: str | None = None) -> None:
         if isinstance(target, str):
+            origin = _unimported_module_file(target)
+            if origin is not None:  # watched by its file, without importing it (transformers takes seconds)
+                self.files.append((origin, target))
+                return
             self.add(_resolve(target), display or target)
             return
         if isinstance(target, types.ModuleType):
@@ -204,6 +226,8 @@ class _Targets:
         name = self.codes.get(code)
         if name is not None:
             return name
+        if code.co_name == "<module>":  # a module's body, run by an import: not a call of its functions
+            return None
         filename = code.co_filename
         for prefix, _ in self.files:
             if filename.startswith(prefix):
