@@ -227,3 +227,48 @@ def test_a_tensor_subclass_that_redefines_comparison_is_refused() -> None:
         as_tensor(torch.zeros(2).as_subclass(AlwaysClose), "scores")
     assert "plain torch.Tensor" in caught.value.verdict.message
     assert as_tensor(torch.nn.Parameter(torch.zeros(2)), "weights").shape == (2,)
+
+
+def test_a_torch_function_called_from_c_code_is_seen() -> None:
+    """functools.partial of a C function, or map, call it from C: no profile event, but the torch
+    function mode the watch enters sees it."""
+    q, k, v = _inputs()
+    bound = functools.partial(F.scaled_dot_product_attention)
+    assert "scaled_dot_product_attention" in _refused(lambda q, k, v: bound(q, k, v), q, k, v, forbidden=ATTENTION)
+    by_map = lambda q, k, v: list(map(F.scaled_dot_product_attention, [q], [k], [v]))[0]  # noqa: E731
+    assert "scaled_dot_product_attention" in _refused(by_map, q, k, v, forbidden=ATTENTION)
+    # an allowed package function may use it itself (the layer calls F.scaled_dot_product_attention
+    # when no weights are asked for); an honest answer passes under the mode
+    layer = MultiHeadAttention(8, 2)
+    x = torch.randn(1, 3, 8)
+    through_layer = lambda x: layer(x, x, x, need_weights=False)[0]  # noqa: E731
+    out = call_watched(through_layer, x, forbidden=ATTENTION, allowed=(MultiHeadAttention,))
+    torch.testing.assert_close(out, layer(x, x, x, need_weights=False)[0])
+    torch.testing.assert_close(call_watched(honest_attention, q, k, v, forbidden=ATTENTION),
+                               F.scaled_dot_product_attention(q, k, v))
+    assert not torch.overrides.has_torch_function_variadic()  # the mode is gone after the watch
+
+
+def test_naming_a_module_not_imported_yet_does_not_import_it_and_still_watches_it(tmp_path) -> None:
+    """ATTENTION names transformers, whose import takes seconds: a watch registers its files without
+    importing it, and code of the module imported while the answer runs is still refused."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "from helpers.exercises.guard import ATTENTION, CallWatch\n"
+        "CallWatch(ATTENTION)\n"
+        "assert 'transformers' not in sys.modules, 'naming transformers imported it'\n"
+        "from helpers.exercises.reader import Rejected, call_watched\n"
+        "def answer():\n"
+        "    import json.decoder\n"
+        "    return json.decoder.JSONDecoder().decode('[1]')\n"
+        "sys.modules.pop('json.decoder', None); sys.modules.pop('json', None)\n"
+        "try:\n"
+        "    call_watched(answer, forbidden=('json',))\n"
+        "except Rejected as rejected:\n"
+        "    assert 'json.decoder' in rejected.verdict.message, rejected.verdict.message\n"
+        "else:\n"
+        "    raise AssertionError('a module imported by the answer was not watched')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)

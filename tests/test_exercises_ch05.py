@@ -1,111 +1,510 @@
-"""Chapter 5's exercise checkers: accept the reference solutions, reject typical mistakes by name,
-and reject answers that delegate to the package's own implementation."""
+"""Chapter 5's exercise checkers: accept the reference solutions and honest answers in another style,
+reject each typical mistake by name, and reject answers that delegate (to the package, by any route,
+or to PyTorch's own attention), tables of answers and invented timings."""
 
 import math
 import time
 
+import pytest
 import torch
+import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
 
-from helpers import masks
+import helpers
+from exercise_routes import delegating_routes
+from helpers import attention, masks
 from helpers.efficient import sliding_window_attention
-from helpers.efficient_linear import linear_attention
+from helpers.efficient_linear import _kernel_attention, linear_attention
 from helpers.exercises import ch05
+from helpers.exercises.predictions import forget, predict
+from helpers.experiments import efficient_cost
 from helpers.vision import SqueezeExcitation
 
 
-def window_attention(q, k, v, window, inclusive=False):
+def stub(*args):
+    raise NotImplementedError
+
+
+def table_answer(check, correct):
+    """An answer that replays the outputs the correct one gave on the inputs of one earlier check."""
+    table = {}
+
+    def key(args):
+        return tuple((tuple(a.shape), float(a.double().sum())) if isinstance(a, torch.Tensor) else repr(a)
+                     for a in args)
+
+    def recording(*args):
+        out = correct(*args)
+        table[key(args)] = out
+        return out
+
+    assert check(recording).passed
+
+    def replay(*args):
+        return table.get(key(args), next(iter(table.values())))
+    return replay
+
+
+# --- exercise 1: sliding window -------------------------------------------------------------------
+
+def window_attention(q, k, v, window, inclusive=False, causal=False, scale=True, after=False):
     n = q.shape[-2]
-    gap = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs()
-    allowed = gap <= window if inclusive else gap < window
-    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    allowed = (i - j).abs() <= window if inclusive else (i - j).abs() < window
+    if causal:
+        allowed = allowed & (j <= i)
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
+    if after:
+        return torch.softmax(scores, dim=-1) * allowed @ v
+    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ v
+
+
+def window_loops(q, k, v, window):
+    n = q.shape[-2]
+    out = torch.zeros_like(q)
+    for i in range(n):
+        lo, hi = max(0, i - window + 1), min(n, i + window)
+        scores = torch.einsum("bhe,bhse->bhs", q[:, :, i], k[:, :, lo:hi]) / q.shape[-1] ** 0.5
+        out[:, :, i] = torch.einsum("bhs,bhse->bhe", scores.softmax(-1), v[:, :, lo:hi])
+    return out
+
+
+def test_sliding_window_accepts_the_solution_and_another_style():
+    assert ch05.check_sliding_window_attention(window_attention).passed
+    assert ch05.check_sliding_window_attention(window_loops).passed
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda q, k, v, w: window_attention(q, k, v, w, inclusive=True), "off by one"),
+    (lambda q, k, v, w: window_attention(q, k, v, w, causal=True), "causal window"),
+    (lambda q, k, v, w: window_attention(q, k, v, w, scale=False), "not divided by sqrt(d)"),
+    (lambda q, k, v, w: window_attention(q, k, v, w, after=True), "*after* the softmax"),
+    (lambda q, k, v, w: window_attention(q, k, v, q.shape[-2] + 1), "full attention"),
+    (stub, "stub"),
+])
+def test_sliding_window_names_each_mistake(answer, words):
+    verdict = ch05.check_sliding_window_attention(answer)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def _with_package_mask(f, q, k, v, w):
+    n = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~f(n, n, w), float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
+
+
+@pytest.mark.parametrize("target, adapt, name", [
+    (sliding_window_attention, None, "sliding_window_attention"),
+    (masks.sliding_window_mask, _with_package_mask, "sliding_window_mask"),
+    (lambda n, s, w: masks.dilated_mask(n, s, w, 1), _with_package_mask, "dilated_mask"),
+    (attention.masked_softmax, lambda f, q, k, v, w: f(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]),
+     (torch.arange(q.shape[-2])[:, None] - torch.arange(q.shape[-2])[None, :]).abs() < w) @ v, "masked_softmax"),
+    (F.scaled_dot_product_attention, lambda f, q, k, v, w: f(q, k, v, attn_mask=(
+        torch.arange(q.shape[-2])[:, None] - torch.arange(q.shape[-2])[None, :]).abs() < w),
+     "scaled_dot_product_attention"),
+])
+def test_sliding_window_refuses_every_route_to_a_ready_made_version(target, adapt, name):
+    for route, answer in delegating_routes(target, adapt).items():
+        verdict = ch05.check_sliding_window_attention(answer)
+        assert not verdict.passed and name in verdict.message, (route, verdict.message)
+
+
+def test_sliding_window_refuses_a_table_of_answers():
+    replay = table_answer(ch05.check_sliding_window_attention, window_attention)
+    assert not ch05.check_sliding_window_attention(replay).passed
+
+
+# --- exercise 2: linear attention -----------------------------------------------------------------
+
+def phi(x):
+    return F.elu(x) + 1
 
 
 def linear(q, k, v):
-    pq, pk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+    pq, pk = phi(q), phi(k)
     return (pq @ (pk.transpose(-2, -1) @ v)) / (pq @ pk.sum(-2, keepdim=True).transpose(-2, -1))
 
 
+def linear_einsum(q, k, v):
+    pq, pk = phi(q), phi(k)
+    summary = torch.einsum("bhse,bhsv->bhev", pk, v)
+    return torch.einsum("bhle,bhev->bhlv", pq, summary) / torch.einsum("bhle,bhe->bhl", pq, pk.sum(-2))[..., None]
+
+
 def linear_left_order(q, k, v):
-    w = (torch.nn.functional.elu(q) + 1) @ (torch.nn.functional.elu(k) + 1).transpose(-2, -1)
+    w = phi(q) @ phi(k).transpose(-2, -1)
     return (w / w.sum(-1, keepdim=True)) @ v
 
 
-def se(x, fc1, fc2):
-    return x * torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3))))))[:, :, None, None]
+def linear_row_loop(q, k, v):
+    pq, pk = phi(q), phi(k)
+    rows = []
+    for i in range(q.shape[-2]):  # one row of the L x S matrix at a time: no L x S tensor, O(L S) work
+        w = pq[..., i:i + 1, :] @ pk.transpose(-2, -1)
+        rows.append((w / w.sum(-1, keepdim=True)) @ v)
+    return torch.cat(rows, dim=-2)
 
 
-def fixed(q, k, v, lengths):
-    real = torch.arange(k.shape[-2])[None, :] < lengths[:, None]
-    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~real[:, None, None, :], float("-inf"))
+def test_linear_attention_accepts_the_solution_and_another_style():
+    verdict = ch05.check_linear_attention(linear)
+    assert verdict.passed and "no L x S matrix" in verdict.message
+    assert verdict.fields["growth"] < 5  # about 4 for 4 times the length
+    assert ch05.check_linear_attention(linear_einsum).passed
+
+
+def test_linear_attention_refuses_the_l_by_s_matrix_and_a_loop_over_rows():
+    assert "L x S matrix" in ch05.check_linear_attention(linear_left_order).message
+    verdict = ch05.check_linear_attention(linear_row_loop)
+    assert not verdict.passed and "grows like n^2" in verdict.message
+    assert verdict.fields["growth"] > 12  # about 16
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda q, k, v: phi(q) @ (phi(k).transpose(-2, -1) @ v), "normaliser"),
+    (lambda q, k, v: (lambda pq, pk: (pq @ (pk.transpose(-2, -1) @ v)) / (pq @ pk.sum(-2, keepdim=True).transpose(
+        -2, -1)))(F.elu(q), F.elu(k)), "without the +1"),
+    (lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v, "softmax attention"),
+    (lambda q, k, v: linear(q, k, v).transpose(-2, -1), "output shape"),
+    (stub, "stub"),
+])
+def test_linear_attention_names_each_mistake(answer, words):
+    verdict = ch05.check_linear_attention(answer)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+@pytest.mark.parametrize("target, adapt, name", [
+    (linear_attention, None, "linear_attention"),
+    (_kernel_attention, lambda f, q, k, v: f(phi(q), phi(k), v, is_causal=False, eps=0.0, chunk_size=64),
+     "_kernel_attention"),
+])
+def test_linear_attention_refuses_every_route_to_the_package(target, adapt, name):
+    for route, answer in delegating_routes(target, adapt).items():
+        verdict = ch05.check_linear_attention(answer)
+        assert not verdict.passed and name in verdict.message, (route, verdict.message)
+
+
+def test_linear_attention_refuses_a_table_of_answers():
+    replay = table_answer(ch05.check_linear_attention, linear)
+    assert not ch05.check_linear_attention(replay).passed
+
+
+# --- exercise 3: squeeze and excitation -----------------------------------------------------------
+
+def se(x, fc1, fc2, squeeze="mean", relu=True, gate="sigmoid"):
+    s = {"mean": lambda: x.mean(dim=(2, 3)), "max": lambda: x.amax(dim=(2, 3)), "sum": lambda: x.sum(dim=(2, 3))}
+    h = fc1(s[squeeze]())
+    z = fc2(torch.relu(h) if relu else h)
+    w = {"sigmoid": torch.sigmoid, "softmax": lambda t: torch.softmax(t, 1), "none": lambda t: t}[gate](z)
+    return x * w[:, :, None, None]
+
+
+def se_pooled(x, fc1, fc2):
+    squeezed = F.adaptive_avg_pool2d(x, 1).flatten(1)
+    return x * F.sigmoid(fc2(F.relu(fc1(squeezed)))).unsqueeze(-1).unsqueeze(-1)
+
+
+def test_se_accepts_the_solution_and_another_style():
+    assert ch05.check_se_block(se).passed
+    assert ch05.check_se_block(se_pooled).passed
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda x, fc1, fc2: se(x, fc1, fc2, squeeze="max"), "with the max"),
+    (lambda x, fc1, fc2: se(x, fc1, fc2, squeeze="sum"), "with the sum"),
+    (lambda x, fc1, fc2: se(x, fc1, fc2, relu=False), "ReLU between fc1 and fc2 is missing"),
+    (lambda x, fc1, fc2: se(x, fc1, fc2, gate="softmax"), "softmax over channels"),
+    (lambda x, fc1, fc2: se(x, fc1, fc2, gate="none"), "sigmoid is missing"),
+    (lambda x, fc1, fc2: torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3)))))), "returned the channel weights"),
+    (lambda x, fc1, fc2: x.mean(dim=1), "output shape"),
+    (stub, "stub"),
+])
+def test_se_names_each_mistake(answer, words):
+    verdict = ch05.check_se_block(answer)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def _through_module(f, x, fc1, fc2):
+    block = f(x.shape[1], reduction=max(1, x.shape[1] // fc1.out_features))
+    block.fc1, block.fc2 = fc1, fc2
+    return block(x)
+
+
+def test_se_refuses_every_route_to_the_package():
+    for target in (SqueezeExcitation, helpers.CBAM):
+        for route, answer in delegating_routes(target, _through_module).items():
+            verdict = ch05.check_se_block(answer)
+            assert not verdict.passed and target.__name__ in verdict.message, (route, verdict.message)
+    layer = SqueezeExcitation(8, 2)
+    saved = layer.forward  # a bound method saved before: the code it runs is the package's
+    verdict = ch05.check_se_block(lambda x, fc1, fc2: saved(x))
+    assert not verdict.passed and "SqueezeExcitation" in verdict.message
+
+
+def test_se_refuses_a_table_of_answers():
+    replay = table_answer(ch05.check_se_block, se)
+    assert not ch05.check_se_block(replay).passed
+
+
+# --- exercise 4: the padding bug hunt -------------------------------------------------------------
+
+def padded(q, k, v, lengths, keys=True, inverted=False, shift=0, after=False, scale=True, mask=True):
+    S = k.shape[-2]
+    real = torch.arange(S)[None, :] < lengths[:, None] + shift
+    if inverted:
+        real = ~real
+    m = real[:, None, None, :] if keys else real[:, None, :, None]
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
+    if after:
+        return torch.softmax(scores, -1) * m @ v
+    if mask:
+        scores = scores.masked_fill(~m, float("-inf"))
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
+
+
+def padded_loops(q, k, v, lengths):
+    out = torch.zeros_like(q)
+    for b, n in enumerate(lengths.tolist()):
+        if n == 0:
+            continue
+        scores = q[b] @ k[b, :, :n].transpose(-2, -1) / q.shape[-1] ** 0.5
+        out[b] = torch.softmax(scores, dim=-1) @ v[b, :, :n]
+    return out
+
+
+def test_padding_fix_accepts_the_fix_and_another_style():
+    assert ch05.check_padding_fix(padded).passed
+    assert ch05.check_padding_fix(padded_loops).passed
+
+
+@pytest.mark.parametrize("answer, words", [
+    (ch05.buggy_padded_attention, "still the bug"),
+    (lambda q, k, v, n: padded(q, k, v, n, keys=False), "still the bug"),
+    (lambda q, k, v, n: padded(q, k, v, n, mask=False), "no mask at all"),
+    (lambda q, k, v, n: padded(q, k, v, n, inverted=True), "the mask is inverted"),
+    (lambda q, k, v, n: padded(q, k, v, n, shift=1), "off by one"),
+    (lambda q, k, v, n: padded(q, k, v, n, after=True), "*after* the softmax"),
+    (lambda q, k, v, n: padded(q, k, v, n, scale=False), "not divided by sqrt(E)"),
+    (lambda q, k, v, n: padded(q, k, v, n) * float("nan"), "NaN"),
+    (stub, "stub"),
+])
+def test_padding_fix_names_each_mistake(answer, words):
+    verdict = ch05.check_padding_fix(answer)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def _with_padding_mask(f, q, k, v, lengths):
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~f(lengths, k.shape[-2]), float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 
 
-def test_sliding_window_checker_accepts_the_solution_and_names_the_off_by_one():
-    assert ch05.check_sliding_window_attention(window_attention).passed
-    verdict = ch05.check_sliding_window_attention(lambda q, k, v, w: window_attention(q, k, v, w, inclusive=True))
-    assert not verdict.passed and "off by one" in verdict.message
-    stub = ch05.check_sliding_window_attention(lambda q, k, v, w: (_ for _ in ()).throw(NotImplementedError()))
-    assert not stub.passed and "stub" in stub.message
+@pytest.mark.parametrize("target, adapt, name", [
+    (masks.padding_mask, _with_padding_mask, "padding_mask"),
+    (attention.scaled_dot_product_attention, lambda f, q, k, v, n: f(q, k, v, attn_mask=(
+        torch.arange(k.shape[-2])[None, :] < n[:, None])[:, None, None, :])[0], "scaled_dot_product_attention"),
+    (F.scaled_dot_product_attention, lambda f, q, k, v, n: f(q, k, v, attn_mask=(
+        torch.arange(k.shape[-2])[None, :] < n[:, None])[:, None, None, :]), "scaled_dot_product_attention"),
+])
+def test_padding_fix_refuses_every_route_to_a_ready_made_version(target, adapt, name):
+    for route, answer in delegating_routes(target, adapt).items():
+        verdict = ch05.check_padding_fix(answer)
+        assert not verdict.passed and name in verdict.message, (route, verdict.message)
 
 
-def test_linear_attention_checker_wants_the_right_order_and_the_normaliser():
-    assert ch05.check_linear_attention(linear).passed
-    verdict = ch05.check_linear_attention(linear_left_order)
-    assert not verdict.passed and "L x S" in verdict.message
-    def unnormalised(q, k, v):
-        phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
-        return phi_q @ (phi_k.transpose(-2, -1) @ v)
-
-    assert "normaliser" in ch05.check_linear_attention(unnormalised).message
+def test_padding_fix_refuses_a_table_of_answers():
+    replay = table_answer(ch05.check_padding_fix, padded)
+    assert not ch05.check_padding_fix(replay).passed
 
 
-def test_se_checker_names_max_softmax_and_returned_weights():
-    assert ch05.check_se_block(se).passed
-    as_max = lambda x, fc1, fc2: x * torch.sigmoid(fc2(torch.relu(fc1(x.amax(dim=(2, 3))))))[:, :, None, None]
-    assert "mean" in ch05.check_se_block(as_max).message
-    weights_only = lambda x, fc1, fc2: torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3))))))
-    assert "returned the channel weights" in ch05.check_se_block(weights_only).message
+# --- exercise 5: predict, then measure, the crossover ---------------------------------------------
+
+def best(fn, repeats=3):
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time()
+        fn()
+        times.append(time.thread_time() - start)
+    return min(times)
 
 
-def test_padding_fix_checker_accepts_the_fix_and_recognises_the_bug():
-    assert ch05.check_padding_fix(fixed).passed
-    verdict = ch05.check_padding_fix(ch05.buggy_padded_attention)
-    assert not verdict.passed and "still the bug" in verdict.message
+def time_both(n):
+    q, k, v = (torch.randn(1, 1, n, 32) for _ in range(3))
+    return (best(lambda: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(32), -1) @ v),
+            best(lambda: sliding_window_attention(q, k, v, 32)))
 
 
-def test_answers_that_call_the_package_are_rejected_by_name():
-    verdict = ch05.check_sliding_window_attention(lambda q, k, v, w: sliding_window_attention(q, k, v, w))
-    assert not verdict.passed and "sliding_window_attention" in verdict.message
-    verdict = ch05.check_sliding_window_attention(
-        lambda q, k, v, w: window_attention(q, k, v, w) * masks.sliding_window_mask(4, 4, 1).any())
-    assert not verdict.passed and "sliding_window_mask" in verdict.message
-    verdict = ch05.check_linear_attention(lambda q, k, v: linear_attention(q, k, v))
-    assert not verdict.passed and "linear_attention" in verdict.message
-    verdict = ch05.check_se_block(lambda x, fc1, fc2: SqueezeExcitation(8, 2)(x))
-    assert not verdict.passed and "SqueezeExcitation" in verdict.message
-    verdict = ch05.check_padding_fix(
-        lambda q, k, v, lengths: fixed(q, k, v, lengths) * masks.padding_mask(lengths, 6).any())
-    assert not verdict.passed and "padding_mask" in verdict.message
-
-
-def test_crossover_checker_needs_a_prediction_and_plausible_timings():
-    def time_both(n):
-        q, k, v = (torch.randn(1, 1, n, 32) for _ in range(3))
-        out = []
-        for fn in (lambda: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(32), -1) @ v,
-                   lambda: sliding_window_attention(q, k, v, 32)):
+def time_both_wall(n):
+    q, k, v = (torch.randn(1, 1, n, 32) for _ in range(3))
+    out = []
+    for fn in (lambda: F.softmax(torch.einsum("bhle,bhse->bhls", q, k) / 32 ** 0.5, -1) @ v,
+               lambda: sliding_window_attention(q, k, v, 32)):
+        fn()
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
             fn()
-            best = math.inf
-            for _ in range(3):
-                start = time.thread_time()
-                fn()
-                best = min(best, time.thread_time() - start)
-            out.append(best)
-        return tuple(out)
+            times.append(time.perf_counter() - start)
+        out.append(min(times))
+    return out
 
-    assert "prediction" in ch05.check_crossover(time_both, None).message
-    verdict = ch05.check_crossover(time_both, 300)
-    assert verdict.passed and "you predicted 300" in verdict.message
-    flat = ch05.check_crossover(lambda n: (1e-3, 1e-3), 300)
-    assert not flat.passed and "grow clearly faster" in flat.message
+
+@pytest.fixture
+def no_predictions():
+    forget(ch05.CROSSOVER)
+    yield
+    forget(ch05.CROSSOVER)
+
+
+def test_crossover_refuses_to_show_a_result_before_a_prediction(no_predictions):
+    verdict = ch05.check_crossover(time_both)
+    assert not verdict.passed and 'predict("ch05.crossover"' in verdict.message
+    assert not any(ch.isdigit() for ch in verdict.message.replace("ch05", ""))  # nothing measured is shown
+    predict(ch05.CROSSOVER, "soon")
+    assert "positive number" in ch05.check_crossover(time_both).message
+
+
+def test_crossover_measures_itself_and_judges_the_prediction(no_predictions):
+    predict(ch05.CROSSOVER, 1)
+    small = ch05.check_crossover(time_both)
+    assert small.passed and "agree with the checker's own measurement" in small.message, small.message
+    forget(ch05.CROSSOVER)
+    predict(ch05.CROSSOVER, 10**7)
+    large = ch05.check_crossover(time_both_wall)
+    assert large.passed, large.message
+    judged = [v.fields["judged"]["en"] for v in (small, large)]
+    assert any("was wrong" in j for j in judged), judged  # 1 and 10 million cannot both be within 2x of it
+    predict(ch05.CROSSOVER, 400)  # after the result was shown
+    late = ch05.check_crossover(time_both)
+    assert late.passed and "recorded after the result had been shown" in late.message
+
+
+def _runs_dense_then_invents(n):
+    q, k, v = (torch.randn(1, 1, n, 32) for _ in range(3))
+    torch.softmax(q @ k.transpose(-2, -1), -1) @ v
+    return (1e-6 * n**2, 1e-4 * n)
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda n: (1e-9 * n**2, 1e-6 * n), "did not compute dense attention"),
+    (_runs_dense_then_invents, "what the checker measures for the same calls"),
+    (lambda n: (torch.softmax(torch.randn(n, n), -1), 1.0)[1:] * 2, "what the checker measures"),
+    (lambda n: (torch.randn(n, n).sum(), "fast")[1], "two positive numbers"),
+    (lambda n: [t[0] for t in ch05._own_times(n, torch.Generator().manual_seed(0))],
+     "helpers.exercises.ch05._own_times"),
+    (stub, "stub"),
+])
+def test_crossover_refuses_timings_it_did_not_see_measured(no_predictions, answer, words):
+    predict(ch05.CROSSOVER, 400)
+    verdict = ch05.check_crossover(answer)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def test_crossover_refuses_the_package_measurement_by_every_route(no_predictions):
+    predict(ch05.CROSSOVER, 400)
+    adapt = lambda f, n: tuple(f([n], methods=["dense", "sliding window"], heads=1)[m]["time_s"][0]  # noqa: E731
+                               for m in ("dense", "sliding window"))
+    for route, answer in delegating_routes(efficient_cost.measure_cost, adapt).items():
+        verdict = ch05.check_crossover(answer)
+        assert not verdict.passed and "measure_cost" in verdict.message, (route, verdict.message)
+
+
+# --- exercise 6: causal attention, bottom-right aligned -------------------------------------------
+
+def causal(q, k, v, fill=float("-inf"), shift=0, scale=True, top_left=False, inverted=False, after=False,
+           mask=True, upcast=True, keep_float=False):
+    L, S = q.shape[-2], k.shape[-2]
+    offset = 0 if top_left else S - L
+    allowed = torch.arange(S)[None, :] <= torch.arange(L)[:, None] + offset + shift
+    if inverted:
+        allowed = ~allowed
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
+    if after:
+        return (torch.softmax(scores.float(), -1) * allowed).to(q.dtype) @ v
+    if mask:
+        scores = scores.masked_fill(~allowed, fill)
+    weights = torch.softmax(scores.float() if upcast else scores, dim=-1)
+    return weights @ v.float() if keep_float else weights.to(q.dtype) @ v
+
+
+def causal_tril(q, k, v):
+    L, S = q.shape[-2], k.shape[-2]
+    keep = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)
+    return torch.softmax(scores.masked_fill(~keep, torch.finfo(scores.dtype).min), dim=-1) @ v
+
+
+def causal_loops(q, k, v):
+    L, S = q.shape[-2], k.shape[-2]
+    out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype)
+    for i in range(L):
+        visible = i + S - L + 1
+        scores = torch.einsum("bhe,bhse->bhs", q[:, :, i].float(), k[:, :, :visible].float()) / q.shape[-1] ** 0.5
+        out[:, :, i] = torch.einsum("bhs,bhse->bhe", scores.softmax(-1), v[:, :, :visible].float()).to(q.dtype)
+    return out
+
+
+def test_causal_accepts_the_solution_and_other_styles():
+    for answer in (causal, causal_tril, causal_loops, lambda q, k, v: causal(q, k, v, upcast=False)):
+        verdict = ch05.check_causal_attention(answer)
+        assert verdict.passed, verdict.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda q, k, v: causal(q, k, v, top_left=True), "top-left alignment"),
+    (lambda q, k, v: causal(q, k, v, shift=-1), "does not see its own position"),
+    (lambda q, k, v: causal(q, k, v, shift=1), "also sees the next position"),
+    (lambda q, k, v: causal(q, k, v, inverted=True), "the mask is inverted"),
+    (lambda q, k, v: causal(q, k, v, mask=False), "no mask at all"),
+    (lambda q, k, v: causal(q, k, v, after=True), "*after* the softmax"),
+    (lambda q, k, v: causal(q, k, v, scale=False), "not divided by sqrt(E)"),
+    (lambda q, k, v: causal(q, k, v, fill=-1e4), "finite number"),
+    (lambda q, k, v: causal(q, k, v, fill=-1e9), "does not fit in float16"),
+    (lambda q, k, v: causal(q, k, v, keep_float=True), "return the input's dtype"),
+    (lambda q, k, v: causal(q, k, v) * float("nan"), "NaN"),
+    (lambda q, k, v: causal(q, k, v).sum(-1), "output shape"),
+    (stub, "stub"),
+])
+def test_causal_names_each_mistake(answer, words):
+    verdict = ch05.check_causal_attention(answer)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def _with_package_causal_mask(f, q, k, v):
+    L, S = q.shape[-2], k.shape[-2]
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~f(L, S, align="bottom_right"),
+                                                                            float("-inf"))
+    return torch.softmax(scores.float(), -1).to(q.dtype) @ v
+
+
+def _bottom_right(q, k):
+    L, S = q.shape[-2], k.shape[-2]
+    return torch.ones(L, S, dtype=torch.bool).tril(S - L)
+
+
+@pytest.mark.parametrize("target, adapt, name", [
+    (masks.causal_mask, _with_package_causal_mask, "causal_mask"),
+    (attention.scaled_dot_product_attention,
+     lambda f, q, k, v: f(q, k, v, attn_mask=_bottom_right(q, k))[0], "scaled_dot_product_attention"),
+    (F.scaled_dot_product_attention, lambda f, q, k, v: f(q, k, v, attn_mask=_bottom_right(q, k)),
+     "scaled_dot_product_attention"),
+    (causal_lower_right,
+     lambda f, q, k, v: F.softmax((q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5).masked_fill(
+         ~f(q.shape[-2], k.shape[-2])._materialize(), float("-inf")).float(), -1).to(q.dtype) @ v,
+     "torch.nn.attention"),
+])
+def test_causal_refuses_every_route_to_a_ready_made_version(target, adapt, name):
+    for route, answer in delegating_routes(target, adapt).items():
+        verdict = ch05.check_causal_attention(answer)
+        assert not verdict.passed and name in verdict.message, (route, verdict.message)
+
+
+def test_causal_refuses_a_table_of_answers():
+    replay = table_answer(ch05.check_causal_attention, causal)
+    assert not ch05.check_causal_attention(replay).passed
+
+
+def test_every_checker_speaks_chinese():
+    for check, answer in ((ch05.check_sliding_window_attention, stub), (ch05.check_causal_attention, causal),
+                          (ch05.check_padding_fix, ch05.buggy_padded_attention)):
+        verdict = check(answer, language="zh")
+        assert verdict.language == "zh" and any("\u4e00" <= ch <= "\u9fff" for ch in verdict.message)

@@ -19,7 +19,7 @@ LABS = {  # lab -> number of exercises (each has a stub cell and a folded soluti
     "02-dot-product-lab.ipynb": 7,
     "03-scaling-lab.ipynb": 6,
     "04-multihead-lab.ipynb": 6,
-    "05-variants-lab.ipynb": 5,
+    "05-variants-lab.ipynb": 6,
     "06-memory-position-lab.ipynb": 5,
     "06-training-lab.ipynb": 4,
 }

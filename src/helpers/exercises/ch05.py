@@ -1,16 +1,23 @@
 """Checkers for the exercises of chapter 5, "Variants" (``notebooks/05-variants-lab.ipynb``).
 
-Each checker runs the reader's function under :func:`helpers.exercises.guard.package_disabled`,
-so an answer that calls the package's own implementation of the thing practised fails by name;
-the reference is computed outside that block. The messages name the typical mistakes.
+Each checker runs the reader's function under the guard (:func:`helpers.exercises.reader.call_watched`):
+every function of the package is forbidden while the answer runs, except what the exercise tells
+the reader to call, and so are the third-party equivalents of the thing practised (PyTorch's fused
+attention). Inputs, shapes and values, are drawn afresh at each call
+(:func:`helpers.exercises.reader.fresh_generator`), so no table of answers passes; the messages name
+the typical mistakes.
 
 - :func:`check_sliding_window_attention`: a sliding window mask and attention from scratch.
 - :func:`check_linear_attention`: the reordering ``phi(Q) (phi(K)^T V)``, checked against the
-  explicit kernel form and for the absence of an ``L x S`` matrix.
-- :func:`check_se_block`: squeeze, excite, scale.
+  explicit kernel form, for the absence of an ``L x S`` matrix and for work that grows linearly
+  with the length (counted at ``n`` and ``4n``).
+- :func:`check_se_block`: squeeze, excite, scale (on pre-activations of both signs).
 - :func:`buggy_padded_attention`, :func:`check_padding_fix`: the padding-mask bug hunt.
-- :func:`check_crossover`: the reader's timing of dense against windowed attention, and the
-  crossover length they predicted before measuring.
+- :func:`check_crossover`: the reader's timing of dense against windowed attention, checked
+  against the checker's own measurement, and the crossover length they predicted before
+  (recorded with :func:`helpers.exercises.predictions.predict` under :data:`CROSSOVER`).
+- :func:`check_causal_attention`: causal attention of ``L`` queries, the last ``L`` of ``S``
+  positions (bottom-right aligned), in float32 and float16.
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
 and writes its verdict from its messages in ``helpers.exercises.catalogue.ch05`` (this
@@ -20,19 +27,61 @@ chapter's part of the checkers' catalogue, :mod:`helpers.exercises.messages`).
 from __future__ import annotations
 
 import math
+import numbers
+import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch05 import MESSAGES  # noqa: F401 (registers its messages)
+from helpers.exercises.guard import ATTENTION
 from helpers.exercises.messages import phrase
-from helpers.exercises.reader import allclose, as_tensor, call_without_package, checker
+from helpers.exercises.predictions import recorded, reveal
+from helpers.exercises.reader import Rejected, allclose, as_tensor, call_watched, checker, fresh_generator, fresh_int
 
 __all__ = ["check_sliding_window_attention", "check_linear_attention", "check_se_block", "buggy_padded_attention",
-           "check_padding_fix", "check_crossover"]
+           "check_padding_fix", "check_crossover", "check_causal_attention", "CROSSOVER"]
+
+CROSSOVER = "ch05.crossover"
+"""The key of exercise 5's prediction: ``predict(ch05.CROSSOVER, n)`` before :func:`check_crossover`."""
+
+_CAUSAL_FORBIDDEN = ATTENTION + ("torch.nn.attention",)
+"""PyTorch's attention, and its ready-made causal biases (``torch.nn.attention.bias.causal_lower_right``)."""
+
+
+class _WorkCounter(TorchDispatchMode):
+    """Counts the elements of every tensor the ops produce while active (a proxy for work), and the
+    largest one: a loop over rows that computes every ``q_i . k_j`` still produces ``L x S`` of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements = 0
+        self.max_numel = 0
+        self.max_shape: tuple[int, ...] = ()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, Tensor):
+                self.elements += t.numel()
+                if t.numel() > self.max_numel:
+                    self.max_numel, self.max_shape = t.numel(), tuple(t.shape)
+        return out
+
+
+def _counter() -> _WorkCounter:
+    """A fresh :class:`_WorkCounter`, used once already: the first dispatch mode of a session imports
+    ``torch._dynamo`` (seconds), which should happen before the answer runs, not under its watch."""
+    counter = _WorkCounter()
+    with counter:
+        torch.zeros(1).add(1)
+    counter.elements, counter.max_numel, counter.max_shape = 0, 0, ()
+    return counter
 
 
 def _masked_attention(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor, scale: float | None = None) -> Tensor:
@@ -49,13 +98,18 @@ def _band(n: int, window: int, *, inclusive: bool = False, causal: bool = False)
     return near & (j <= i) if causal else near
 
 
+def _qkv(gen: torch.Generator, *shape: int, dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor, Tensor]:
+    return tuple(torch.randn(*shape, generator=gen, dtype=torch.float64).to(dtype) for _ in range(3))  # type: ignore
+
+
 @checker
 def check_sliding_window_attention(fn: Callable[[Tensor, Tensor, Tensor, int], Tensor], *,
                                    language: str | None = None) -> CheckResult:
     """Check ``fn(q, k, v, window)``: softmax attention where query ``i`` sees keys ``|i - j| < window``.
 
-    ``helpers.efficient.sliding_window_attention``, ``helpers.masks.sliding_window_mask`` and
-    ``helpers.attention.scaled_dot_product_attention`` are disabled.
+    Run on fresh inputs and shapes (``window=1`` among them, a window always shorter than the
+    sequence). Every package function and PyTorch's attention (:data:`~helpers.exercises.guard.ATTENTION`)
+    are forbidden while it runs.
 
     Args:
         fn: The reader's function.
@@ -64,14 +118,13 @@ def check_sliding_window_attention(fn: Callable[[Tensor, Tensor, Tensor, int], T
     Returns:
         The verdict.
     """
-    from helpers import attention, efficient, masks
-
-    disabled = (efficient.sliding_window_attention, masks.sliding_window_mask, attention.scaled_dot_product_attention)
-    gen = torch.Generator().manual_seed(5)
-    for n, window in ((10, 3), (7, 1)):
-        q, k, v = (torch.randn(2, 2, n, 8, generator=gen) for _ in range(3))
+    gen = fresh_generator()
+    for trial in range(3):
+        n = fresh_int(6, 20, gen)
+        window = 1 if trial == 0 else fresh_int(2, n // 2, gen)
+        q, k, v = _qkv(gen, fresh_int(1, 2, gen), fresh_int(1, 3, gen), n, fresh_int(4, 8, gen))
         right = _masked_attention(q, k, v, _band(n, window))
-        result = call_without_package(fn, q, k, v, window, disabled=disabled, language=language)
+        result = call_watched(fn, q, k, v, window, forbidden=ATTENTION, language=language)
         out = as_tensor(result, phrase("ch05.what.window_output"), language)
         if allclose(out, right):
             continue
@@ -105,14 +158,33 @@ def _kernel_reference(q: Tensor, k: Tensor, v: Tensor, phi: Callable[[Tensor], T
     return weights @ v
 
 
+def _linear_verdict(out: Tensor, q: Tensor, k: Tensor, v: Tensor, language: str | None) -> CheckResult | None:
+    """``None`` when ``out`` is linear attention of ``q, k, v``; else the verdict naming the mistake."""
+    right = _kernel_reference(q, k, v)
+    if out.shape != right.shape:
+        return CheckResult.of(False, "ch05.linear.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
+    if allclose(out, right):
+        return None
+    if allclose(out, _kernel_reference(q, k, v, normalise=False)):
+        return CheckResult.of(False, "ch05.linear.no_normaliser", language)
+    if allclose(out, _kernel_reference(q, k, v, phi=torch.nn.functional.elu)):
+        return CheckResult.of(False, "ch05.linear.elu", language)
+    softmax = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+    if allclose(out, softmax) or allclose(out, torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v):
+        return CheckResult.of(False, "ch05.linear.softmax", language)
+    return CheckResult.of(False, "ch05.linear.differs", language)
+
+
 @checker
 def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
                            language: str | None = None) -> CheckResult:
     """Check ``fn(q, k, v)``: ``phi(Q) (phi(K)^T V)`` normalised by ``phi(Q) sum_j phi(k_j)``, ``phi = elu + 1``.
 
-    Compared with the explicit kernel form ``(phi(Q) phi(K)^T / row sums) V``; also checks that no
-    ``L x S`` tensor is created (:class:`helpers.memory.TensorMemoryTracker`).
-    ``helpers.efficient_linear.linear_attention`` and ``performer_attention`` are disabled.
+    Compared with the explicit kernel form ``(phi(Q) phi(K)^T / row sums) V`` on fresh inputs at a
+    fresh length ``n`` and at ``4n``; the elements of every tensor the answer's operations produce
+    are counted at both lengths: no tensor may have ``L x S`` elements, and the count may grow
+    about 4 times, not 16 (a loop over the rows that computes every ``q_i . k_j`` grows 16 times).
+    Every package function (its private kernel form included) is forbidden while it runs.
 
     Args:
         fn: The reader's function.
@@ -121,37 +193,46 @@ def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
     Returns:
         The verdict.
     """
-    from helpers import efficient_linear
-    from helpers.memory import TensorMemoryTracker
+    gen = fresh_generator()
+    n = fresh_int(48, 80, gen)
+    batch, heads, e, ev = fresh_int(1, 2, gen), fresh_int(1, 2, gen), fresh_int(3, 6, gen), fresh_int(2, 6, gen)
+    counts, largest = [], (0, ())
+    for length in (n, 4 * n):
+        q, k, _ = _qkv(gen, batch, heads, length, e, dtype=torch.float64)
+        v = torch.randn(batch, heads, length, ev, generator=gen, dtype=torch.float64)
+        with _counter() as counter:
+            result = call_watched(fn, q, k, v, language=language)
+        out = as_tensor(result, phrase("ch05.what.linear_output"), language)
+        verdict = _linear_verdict(out, q, k, v, language)
+        if verdict is not None:
+            return verdict
+        if counter.max_numel >= length * length:
+            return CheckResult.of(False, "ch05.linear.quadratic", language, shape=counter.max_shape)
+        counts.append(counter.elements)
+        largest = max(largest, (counter.max_numel, counter.max_shape))
+    growth = counts[1] / max(counts[0], 1)
+    if growth > 8:
+        return CheckResult.of(False, "ch05.linear.grows_quadratically", language, n=n, n4=4 * n, small=counts[0],
+                              large=counts[1], growth=growth)
+    return CheckResult.of(True, "ch05.linear.passed", language, shape=largest[1], n=n, n4=4 * n, growth=growth)
 
-    gen = torch.Generator().manual_seed(6)
-    q, k, v = (torch.randn(1, 2, 64, 4, generator=gen, dtype=torch.float64) for _ in range(3))
-    right = _kernel_reference(q, k, v)
-    with TensorMemoryTracker() as tracker:
-        result = call_without_package(fn, q, k, v, disabled=(efficient_linear.linear_attention,
-                                              efficient_linear.performer_attention), language=language)
-    out = as_tensor(result, phrase("ch05.what.linear_output"), language)
-    if out.shape != right.shape:
-        return CheckResult.of(False, "ch05.linear.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
-    if not allclose(out, right):
-        if allclose(out, _kernel_reference(q, k, v, normalise=False)):
-            return CheckResult.of(False, "ch05.linear.no_normaliser", language)
-        if allclose(out, _kernel_reference(q, k, v, phi=torch.nn.functional.elu)):
-            return CheckResult.of(False, "ch05.linear.elu", language)
-        softmax = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1) @ v
-        if allclose(out, softmax):
-            return CheckResult.of(False, "ch05.linear.softmax", language)
-        return CheckResult.of(False, "ch05.linear.differs", language)
-    if tracker.max_numel >= 64 * 64:
-        return CheckResult.of(False, "ch05.linear.quadratic", language, shape=tracker.max_shape)
-    return CheckResult.of(True, "ch05.linear.passed", language, shape=tracker.max_shape)
+
+def _se_forward(x: Tensor, fc1: Any, fc2: Any, *, squeeze: str = "mean", relu: bool = True,
+                gate: str = "sigmoid") -> Tensor:
+    squeezed = {"mean": x.mean(dim=(2, 3)), "max": x.amax(dim=(2, 3)), "sum": x.sum(dim=(2, 3))}[squeeze]
+    hidden = fc1(squeezed)
+    logits = fc2(torch.relu(hidden) if relu else hidden)
+    weights = {"sigmoid": torch.sigmoid(logits), "softmax": torch.softmax(logits, dim=1), "none": logits}[gate]
+    return x * weights[:, :, None, None]
 
 
 @checker
 def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | None = None) -> CheckResult:
     """Check ``fn(x, fc1, fc2)``: squeeze (spatial mean), excite (fc1, ReLU, fc2, sigmoid), scale.
 
-    ``helpers.vision.SqueezeExcitation`` (its ``forward``) and ``CBAM`` are disabled.
+    Run on a fresh feature map and fresh layers, chosen so that ``fc1``'s outputs (the
+    pre-activations) have both signs: an answer without the ReLU does not pass. Every package
+    function (``SqueezeExcitation``, ``CBAM`` among them) is forbidden while it runs.
 
     Args:
         fn: The reader's function.
@@ -160,36 +241,37 @@ def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | 
     Returns:
         The verdict.
     """
-    from helpers.vision import CBAM, SqueezeExcitation
-
-    torch.manual_seed(7)
-    block = SqueezeExcitation(8, reduction=2)
-    x = torch.randn(3, 8, 5, 6)
+    gen = fresh_generator()
+    channels = fresh_int(4, 10, gen)
+    hidden = max(1, channels // 2)
+    fc1, fc2 = torch.nn.Linear(channels, hidden).double(), torch.nn.Linear(hidden, channels).double()
     with torch.no_grad():
-        right = block(x)
-        squeezed = x.mean(dim=(2, 3))
-        gates = torch.sigmoid(block.fc2(torch.relu(block.fc1(squeezed))))
-        wrong = {
-            "max": x * torch.sigmoid(block.fc2(torch.relu(block.fc1(x.amax(dim=(2, 3))))))[:, :, None, None],
-            "softmax": x * torch.softmax(block.fc2(torch.relu(block.fc1(squeezed))), dim=1)[:, :, None, None],
-            "no sigmoid": x * block.fc2(torch.relu(block.fc1(squeezed)))[:, :, None, None],
-        }
-    with torch.no_grad():
-        result = call_without_package(fn, x, block.fc1, block.fc2, disabled=(SqueezeExcitation, CBAM),
-                                      language=language)
-    out = as_tensor(result, phrase("ch05.what.feature_map"), language)
-    if allclose(out, right):
-        return CheckResult.of(True, "ch05.se.passed", language)
-    if out.shape == gates.shape and allclose(out, gates):
-        return CheckResult.of(False, "ch05.se.weights_only", language)
-    if out.shape != right.shape:
-        return CheckResult.of(False, "ch05.se.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
-    if allclose(out, wrong["max"]):
-        return CheckResult.of(False, "ch05.se.max", language)
-    if allclose(out, wrong["softmax"]):
-        return CheckResult.of(False, "ch05.se.softmax", language)
-    if allclose(out, wrong["no sigmoid"]):
-        return CheckResult.of(False, "ch05.se.no_sigmoid", language)
+        for layer in (fc1, fc2):
+            layer.weight.copy_(torch.randn(layer.weight.shape, generator=gen, dtype=torch.float64))
+            layer.bias.copy_(torch.randn(layer.bias.shape, generator=gen, dtype=torch.float64))
+        while True:  # fresh x until fc1's outputs have both signs and the ReLU changes the answer
+            x = torch.randn(fresh_int(2, 4, gen), channels, fresh_int(3, 6, gen), fresh_int(3, 6, gen), generator=gen,
+                            dtype=torch.float64) + torch.randn(1, channels, 1, 1, generator=gen, dtype=torch.float64)
+            pre = fc1(x.mean(dim=(2, 3)))
+            if (pre < 0).any() and (pre > 0).any() and not allclose(_se_forward(x, fc1, fc2),
+                                                                     _se_forward(x, fc1, fc2, relu=False)):
+                break
+        right = _se_forward(x, fc1, fc2)
+        gates = torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3))))))
+        result = call_watched(fn, x, fc1, fc2, language=language)
+        out = as_tensor(result, phrase("ch05.what.feature_map"), language)
+        if allclose(out, right):
+            return CheckResult.of(True, "ch05.se.passed", language)
+        if out.shape == gates.shape and allclose(out, gates):
+            return CheckResult.of(False, "ch05.se.weights_only", language)
+        if out.shape != right.shape:
+            return CheckResult.of(False, "ch05.se.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
+        wrong = {"ch05.se.max": {"squeeze": "max"}, "ch05.se.sum": {"squeeze": "sum"},
+                 "ch05.se.no_relu": {"relu": False}, "ch05.se.softmax": {"gate": "softmax"},
+                 "ch05.se.no_sigmoid": {"gate": "none"}}
+        for key, mistake in wrong.items():
+            if allclose(out, _se_forward(x, fc1, fc2, **mistake)):
+                return CheckResult.of(False, key, language)
     return CheckResult.of(False, "ch05.se.differs", language)
 
 
@@ -207,13 +289,22 @@ def buggy_padded_attention(q: Tensor, k: Tensor, v: Tensor, lengths: Tensor) -> 
     return weights @ v
 
 
+def _same_rows(out: Tensor, expected: Tensor, rows: Tensor) -> bool:
+    """``out`` and ``expected`` agree (float tolerance) on the query rows ``rows`` ``(B, 1, S, 1)``, which are some."""
+    rows = rows.expand_as(expected)
+    return bool(rows.any()) and bool(torch.allclose(out[rows].double(), expected[rows].double(), atol=1e-5))
+
+
 @checker
 def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor], *,
                       language: str | None = None) -> CheckResult:
     """Check the reader's fix of :func:`buggy_padded_attention`: padded *keys* masked, real rows right.
 
-    Compared on the real query rows only (what a padded query outputs is a convention).
-    ``helpers.masks.padding_mask`` and ``helpers.attention.scaled_dot_product_attention`` are disabled.
+    Run on a fresh batch (fresh sizes and lengths: one full sequence, one padded, at times an
+    empty one), compared on the real query rows only (what a padded query outputs is a
+    convention). Every package function and PyTorch's attention are forbidden while it runs.
+    Names: the original bug, no mask at all, the mask inverted, one padded key still visible,
+    weights zeroed after the softmax, unscaled scores, NaN on real rows.
 
     Args:
         fn: The reader's function.
@@ -222,72 +313,289 @@ def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor], *,
     Returns:
         The verdict.
     """
-    from helpers import attention, masks
-
-    gen = torch.Generator().manual_seed(8)
-    q, k, v = (torch.randn(3, 2, 6, 4, generator=gen) for _ in range(3))
-    lengths = torch.tensor([6, 4, 2])
-    real = torch.arange(6)[None, :] < lengths[:, None]  # (B, S)
+    gen = fresh_generator()
+    batch, heads, S, e = fresh_int(3, 5, gen), fresh_int(1, 2, gen), fresh_int(5, 9, gen), fresh_int(3, 6, gen)
+    q, k, v = _qkv(gen, batch, heads, S, e)
+    lengths = torch.randint(0, S + 1, (batch,), generator=gen)
+    lengths[0], lengths[1] = S, fresh_int(1, S - 2, gen)  # one full sequence, one with at least two padded keys
+    positions = torch.arange(S)[None, :]
+    real = positions < lengths[:, None]  # (B, S)
     right = _masked_attention(q, k, v, real[:, None, None, :])  # keys masked
-    result = call_without_package(fn, q, k, v, lengths,
-                                  disabled=(masks.padding_mask, attention.scaled_dot_product_attention),
-                                  language=language)
+    result = call_watched(fn, q, k, v, lengths.clone(), forbidden=ATTENTION, allowed=(buggy_padded_attention,),
+                          language=language)
     out = as_tensor(result, phrase("ch05.what.padded_output"), language)
     if out.shape != right.shape:
         return CheckResult.of(False, "ch05.padding.shape", language, got=tuple(out.shape), expected=tuple(right.shape))
-    rows = real[:, None, :, None].expand_as(right)
-    if torch.isnan(out[rows]).any():
-        return CheckResult.of(False, "ch05.padding.nan", language)
-    if torch.allclose(out[rows], right[rows], atol=1e-5):
+    rows = real[:, None, :, None]  # (B, 1, S, 1): the real queries
+    if _same_rows(out, right, rows):
         return CheckResult.of(True, "ch05.padding.passed", language)
-    if torch.allclose(out[rows], buggy_padded_attention(q, k, v, lengths)[rows], atol=1e-5):
-        return CheckResult.of(False, "ch05.padding.still_the_bug", language)
+    if _same_rows(out, buggy_padded_attention(q, k, v, lengths), rows):
+        padded_rows = (~real)[:, None, :, None].expand_as(out)
+        if bool(padded_rows.any()) and bool((out[padded_rows] == 0).all()):
+            return CheckResult.of(False, "ch05.padding.still_the_bug", language)
+        return CheckResult.of(False, "ch05.padding.no_mask", language)
+    padded = rows & (lengths < S)[:, None, None, None]  # real queries of sequences that have padding
+    if _same_rows(out, _masked_attention(q, k, v, (~real)[:, None, None, :]), padded):
+        return CheckResult.of(False, "ch05.padding.inverted", language)
+    if _same_rows(out, _masked_attention(q, k, v, (positions <= lengths[:, None])[:, None, None, :]), rows):
+        return CheckResult.of(False, "ch05.padding.off_by_one", language)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(e), dim=-1) * real[:, None, None, :]
+    if _same_rows(out, weights @ v, rows):
+        return CheckResult.of(False, "ch05.padding.after_softmax", language)
+    if _same_rows(out, _masked_attention(q, k, v, real[:, None, None, :], scale=1.0), rows):
+        return CheckResult.of(False, "ch05.padding.unscaled", language)
+    if torch.isnan(out[rows.expand_as(out)]).any():
+        return CheckResult.of(False, "ch05.padding.nan", language)
     return CheckResult.of(False, "ch05.padding.differs", language)
 
 
-@checker
-def check_crossover(time_both: Callable[[int], tuple[float, float]], predicted_n: Any,
-                    sizes: tuple[int, ...] = (256, 512, 1024, 2048), *, language: str | None = None) -> CheckResult:
-    """Run the reader's ``time_both(n) -> (dense_seconds, window_seconds)`` and compare the
-    measured crossover with the prediction made before.
+_WINDOW = 32
+_HEAD = 32
+_TOLERANCE = 5.0
+"""How far (a factor) the reader's times may lie outside the checker's own CPU-to-wall band for the same calls."""
 
-    Passes when the prediction is a number and the timings are plausible (dense time grows
-    faster than the window's); the message reports the measured crossover and the prediction.
-    ``helpers.experiments.efficient_cost.measure_cost`` is disabled.
+
+def _best_time(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, float]:
+    """The best CPU time of this thread (other jobs on the machine do not stretch it) and the best
+    wall time of ``repeats`` calls after a warm-up: a reader may time either."""
+    fn()  # warm-up
+    cpu = wall = math.inf
+    for _ in range(repeats):
+        start, start_wall = time.thread_time(), time.perf_counter()
+        fn()
+        cpu, wall = min(cpu, time.thread_time() - start), min(wall, time.perf_counter() - start_wall)
+    return max(cpu, 1e-7), max(wall, cpu, 1e-7)
+
+
+def _own_times(n: int, gen: torch.Generator) -> tuple[tuple[float, float], tuple[float, float]]:
+    """``((dense_cpu, dense_wall), (window_cpu, window_wall))`` at length ``n``, one head of size 32."""
+    from helpers.efficient import sliding_window_attention
+
+    q, k, v = (torch.randn(1, 1, n, _HEAD, generator=gen) for _ in range(3))
+    dense = _best_time(lambda: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(_HEAD), dim=-1) @ v)
+    window = _best_time(lambda: sliding_window_attention(q, k, v, _WINDOW))
+    return dense, window
+
+
+def _how_far(theirs: list[float], own: list[tuple[float, float]]) -> float:
+    """The geometric mean, over the sizes, of how far the reader's times lie outside the band between
+    the checker's CPU and wall times of the same calls (1: inside it), signed: < 1 below, > 1 above."""
+    logs = []
+    for t, (cpu, wall) in zip(theirs, own):
+        logs.append(math.log(t / wall) if t > wall else (math.log(t / cpu) if t < cpu else 0.0))
+    return math.exp(sum(logs) / len(logs))
+
+
+def _is_positive_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+@checker
+def check_crossover(time_both: Callable[[int], tuple[float, float]], *, language: str | None = None) -> CheckResult:
+    """Run the reader's ``time_both(n) -> (dense_seconds, window_seconds)``, measure the same calls,
+    and compare the crossover with the prediction recorded before (``predict(ch05.CROSSOVER, n)``).
+
+    Refused: no prediction recorded (the result is then not shown); ``time_both(n)`` that does not
+    compute dense attention at length ``n`` (no ``n x n`` score matrix), or whose times are more
+    than 5 times from the checker's own measurement of the same calls (invented timings); times
+    where dense does not grow clearly faster. The sizes are fresh: ``b, 2b, 4b, 8b`` for a fresh
+    ``b``. Passes with the crossover the checker measured itself, and says whether the prediction
+    (within a factor 2) was right, and whether it was recorded late. The package is forbidden in
+    ``time_both`` except :func:`helpers.efficient.sliding_window_attention`, which it times.
 
     Args:
         time_both: The reader's function.
-        predicted_n: The crossover length the reader predicted before measuring.
-        sizes: The sequence lengths timed.
         language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
         The verdict.
     """
-    if isinstance(predicted_n, bool) or not isinstance(predicted_n, (int, float)) or not predicted_n > 0:
-        return CheckResult.of(False, "ch05.crossover.no_prediction", language, got=repr(predicted_n))
+    from helpers.efficient import sliding_window_attention
     from helpers.experiments import efficient_cost
 
+    prediction = recorded(CROSSOVER)
+    if prediction is None:
+        return CheckResult.of(False, "ch05.crossover.no_prediction", language, key=CROSSOVER)
+    if not _is_positive_number(prediction.value):
+        return CheckResult.of(False, "ch05.crossover.bad_prediction", language, got=repr(prediction.value))
+    predicted = float(prediction.value)
+    gen = fresh_generator()
+    base = fresh_int(160, 256, gen)
+    sizes = tuple(base * 2**i for i in range(4))
+    probe = fresh_int(96, 160, gen)  # a fresh length at which time_both must compute the n x n scores
+    with _counter() as counter:  # (not timed: counting slows every operation down)
+        result = call_watched(time_both, probe, allowed=(sliding_window_attention,), language=language)
+    if counter.max_numel < probe * probe:
+        return CheckResult.of(False, "ch05.crossover.no_dense", language, n=probe)
     dense, window = [], []
     for n in sizes:
-        result = call_without_package(time_both, n, disabled=(efficient_cost.measure_cost,),
-                                      language=language)
-        if (not isinstance(result, (tuple, list)) or len(result) != 2
-                or not all(isinstance(t, (int, float)) and t > 0 for t in result)):
+        result = call_watched(time_both, n, allowed=(sliding_window_attention,), language=language)
+        if not isinstance(result, (tuple, list)) or len(result) != 2 or not all(_is_positive_number(t) for t in result):
             return CheckResult.of(False, "ch05.crossover.not_two_times", language, n=n, got=repr(result))
         dense.append(float(result[0]))
         window.append(float(result[1]))
+    own = [_own_times(n, gen) for n in sizes]
+    for name, theirs, mine in (("dense", dense, [t[0] for t in own]), ("window", window, [t[1] for t in own])):
+        off = _how_far(theirs, mine)
+        if not 1 / _TOLERANCE <= off <= _TOLERANCE:
+            reveal(CROSSOVER)
+            return CheckResult.of(False, "ch05.crossover.not_measured", language, what=phrase(f"ch05.crossover.{name}"),
+                                  n=sizes[-1], theirs=theirs[-1] * 1e3, cpu=mine[-1][0] * 1e3,
+                                  wall=mine[-1][1] * 1e3, off=off)
     k_dense = efficient_cost.fit_exponent(sizes, dense)
     k_window = efficient_cost.fit_exponent(sizes, window)
     if k_dense < k_window + 0.3:
         return CheckResult.of(False, "ch05.crossover.not_faster", language, k_dense=k_dense, k_window=k_window)
-    n_star, how = efficient_cost.crossover_length(sizes, dense, window)
+    own_dense, own_window = [t[0][0] for t in own], [t[1][0] for t in own]  # CPU times
+    n_star, how = efficient_cost.crossover_length(sizes, own_dense, own_window)
+    reveal(CROSSOVER)
     if how == "always cheaper":
-        measured = phrase("ch05.crossover.below")
+        measured = phrase("ch05.crossover.below", n=sizes[0])
+        right = predicted <= 2 * sizes[0]
     elif math.isinf(n_star):
-        measured = phrase("ch05.crossover.beyond")
+        measured = phrase("ch05.crossover.beyond", n=sizes[-1])
+        right = predicted >= sizes[-1] / 2
     else:
         measured = phrase("ch05.crossover.about", n=n_star, how=phrase(f"ch05.crossover.how.{how}"))
-    ratio = "" if math.isinf(n_star) else phrase("ch05.crossover.ratio", ratio=predicted_n / n_star)
-    return CheckResult.of(True, "ch05.crossover.passed", language, k_dense=k_dense, k_window=k_window,
-                          measured=measured, predicted=predicted_n, ratio=ratio)
+        right = 0.5 <= predicted / n_star <= 2
+    if prediction.late:
+        judged = phrase("ch05.crossover.late", predicted=predicted)
+    elif right:
+        judged = phrase("ch05.crossover.right", predicted=predicted)
+    else:
+        judged = phrase("ch05.crossover.wrong", predicted=predicted)
+    return CheckResult.of(True, "ch05.crossover.passed", language,
+                          k_dense=efficient_cost.fit_exponent(sizes, own_dense),
+                          k_window=efficient_cost.fit_exponent(sizes, own_window), measured=measured, judged=judged)
+
+
+def _causal_allowed(L: int, S: int, shift: int = 0, *, inverted: bool = False, strict_future: bool = True) -> Tensor:
+    """Key ``j`` visible to query ``i`` (position ``i + S - L``) when ``j <= i + S - L + shift``;
+    ``inverted``: when ``j > i + S - L`` (``strict_future``) or ``j >= i + S - L``."""
+    i = torch.arange(L)[:, None] + (S - L)
+    j = torch.arange(S)[None, :]
+    if inverted:
+        return j > i if strict_future else j >= i
+    return j <= i + shift  # (L, S)
+
+
+def _rows_match(out: Tensor, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor, *, tol: float,
+                scale: float | None = None, after_softmax: bool = False) -> bool:
+    """``out`` is attention under ``allowed`` ``(L, S)`` on every query row that keeps a key (computed in float64)."""
+    q, k, v = q.double(), k.double(), v.double()
+    if after_softmax:
+        expected = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) * allowed @ v
+    else:
+        expected = _masked_attention(q, k, v, allowed, scale)
+    rows = allowed.any(dim=-1)  # (L,)
+    if not bool(rows.any()) or out.shape != expected.shape:
+        return False
+    return bool(torch.allclose(out[..., rows, :].double(), expected[..., rows, :], atol=tol, rtol=tol))
+
+
+def _hard_case(gen: torch.Generator) -> tuple[int, int, Tensor, Tensor, Tensor]:
+    """Float16, head size 4: every score is -a^2/2 (exactly, about -2e4), below any finite fill of -1e4."""
+    S = fresh_int(5, 9, gen)
+    L = fresh_int(2, S - 2, gen)
+    a = 8.0 * fresh_int(23, 28, gen)  # a^2 < 65,504 (float16), a^2 / 2 > 1e4; every product exact in float16
+    batch, heads = fresh_int(1, 2, gen), fresh_int(1, 2, gen)
+    q = torch.zeros(batch, heads, L, 4, dtype=torch.float16)
+    k = torch.zeros(batch, heads, S, 4, dtype=torch.float16)
+    q[..., 0], k[..., 0] = a, -a
+    v = torch.randn(batch, heads, S, fresh_int(2, 6, gen), generator=gen).half()
+    return L, S, q, k, v
+
+
+@checker
+def check_causal_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
+                           language: str | None = None) -> CheckResult:
+    """Check ``fn(q, k, v)``: causal attention of ``L`` queries that are the *last* ``L`` of ``S`` positions.
+
+    Query ``i`` is position ``i + S - L`` and sees keys ``j <= i + S - L`` (the bottom-right
+    aligned mask, as after a KV cache; ``L == S`` is the usual square mask). Run on fresh inputs:
+    ``L == S``, ``L < S``, a single query, float16 inputs (the output keeps the input's dtype), and
+    a float16 case whose scores are all about ``-2e4``, where a finite fill such as ``-1e4`` is not
+    an exact zero. Names: top-left alignment, the diagonal excluded, one key too many, the mask
+    inverted, no mask, weights zeroed after the softmax, unscaled scores, a finite fill, a fill
+    that does not fit in float16, a wrong dtype, NaN. Every package function (``causal_mask``
+    included), PyTorch's attention and ``torch.nn.attention`` are forbidden while it runs.
+
+    Args:
+        fn: The reader's function.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
+
+    Returns:
+        The verdict.
+    """
+    gen = fresh_generator()
+    square = fresh_int(3, 10, gen)
+    longer = fresh_int(6, 12, gen)
+    cases: list[tuple[int, int, torch.dtype]] = [
+        (square, square, torch.float32),
+        (fresh_int(2, longer - 2, gen), longer, torch.float32),
+        (1, fresh_int(3, 10, gen), torch.float32),
+        (fresh_int(2, longer - 2, gen), longer, torch.float16),
+    ]
+    for L, S, dtype in cases:
+        batch, heads, e = fresh_int(1, 2, gen), fresh_int(1, 3, gen), fresh_int(4, 8, gen)
+        q = torch.randn(batch, heads, L, e, generator=gen).to(dtype)
+        k = torch.randn(batch, heads, S, e, generator=gen).to(dtype)
+        v = torch.randn(batch, heads, S, fresh_int(2, 6, gen), generator=gen).to(dtype)
+        verdict = _causal_case(fn, L, S, q, k, v, language, hard=False)
+        if verdict is not None:
+            return verdict
+    L, S, q, k, v = _hard_case(gen)
+    verdict = _causal_case(fn, L, S, q, k, v, language, hard=True)
+    if verdict is not None:
+        return verdict
+    return CheckResult.of(True, "ch05.causal.passed", language)
+
+
+def _causal_case(fn: Callable[[Tensor, Tensor, Tensor], Tensor], L: int, S: int, q: Tensor, k: Tensor, v: Tensor,
+                 language: str | None, *, hard: bool) -> CheckResult | None:
+    """``None`` when ``fn`` gets this case right; else the verdict that names the mistake."""
+    half = q.dtype == torch.float16
+    try:
+        result = call_watched(fn, q, k, v, forbidden=_CAUSAL_FORBIDDEN, language=language)
+    except Rejected as rejected:
+        error = str(rejected.verdict.fields.get("error", ""))
+        if half and rejected.verdict.key == "reader.raised" and "without overflow" in error:
+            raise Rejected(CheckResult.of(False, "ch05.causal.fill_overflows", language)) from None
+        raise
+    out = as_tensor(result, phrase("ch05.what.causal_output"), language)
+    allowed = _causal_allowed(L, S)
+    expected_shape = (*q.shape[:-1], v.shape[-1])
+    if tuple(out.shape) != expected_shape:
+        return CheckResult.of(False, "ch05.causal.shape", language, got=tuple(out.shape), expected=expected_shape,
+                              L=L, S=S)
+    if out.dtype != q.dtype:
+        return CheckResult.of(False, "ch05.causal.dtype", language, got=str(out.dtype).removeprefix("torch."),
+                              expected=str(q.dtype).removeprefix("torch."))
+    tol = 1e-2 if half else 1e-5
+    if _rows_match(out, q, k, v, allowed, tol=tol) and not torch.isnan(out).any():
+        return None
+    where = {"L": L, "S": S, "dtype": str(q.dtype).removeprefix("torch.")}
+    if hard:
+        if torch.isnan(out).any():
+            return CheckResult.of(False, "ch05.causal.nan", language, **where)
+        return CheckResult.of(False, "ch05.causal.finite_fill", language, **where)
+    candidates = [
+        ("ch05.causal.top_left", _causal_allowed(L, S, -(S - L)), {}),
+        ("ch05.causal.diagonal", _causal_allowed(L, S, -1), {}),
+        ("ch05.causal.one_ahead", _causal_allowed(L, S, 1), {}),
+        ("ch05.causal.inverted", _causal_allowed(L, S, inverted=True), {}),
+        ("ch05.causal.inverted", _causal_allowed(L, S, inverted=True, strict_future=False), {}),
+        ("ch05.causal.no_mask", torch.ones(L, S, dtype=torch.bool), {}),
+        ("ch05.causal.after_softmax", allowed, {"after_softmax": True}),
+        ("ch05.causal.unscaled", allowed, {"scale": 1.0}),
+    ]
+    for key, mask, how in candidates:
+        if key == "ch05.causal.top_left" and L == S:
+            continue
+        if mask.equal(allowed) and not how:
+            continue
+        if _rows_match(out, q, k, v, mask, tol=tol, **how):
+            return CheckResult.of(False, key, language, **where)
+    if torch.isnan(out).any():
+        return CheckResult.of(False, "ch05.causal.nan", language, **where)
+    return CheckResult.of(False, "ch05.causal.differs", language, **where)

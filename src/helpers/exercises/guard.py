@@ -221,6 +221,8 @@ class _Targets:
         name = self.codes.get(code)
         if name is not None:
             return name
+        if code.co_name == "<module>":  # a module's body, run by an import: not a call of its functions
+            return None
         filename = code.co_filename
         for prefix, _ in self.files:
             if filename.startswith(prefix):
@@ -301,6 +303,18 @@ class CallWatch:
         # property getters of the package: reading layer.head_dim is not delegating
         return _is_property_getter(code, frame)
 
+    def torch_call(self, fn: Any, frame: types.FrameType) -> None:
+        """A torch function about to run (seen by :class:`_TorchCalls`, the mode's ``frame``): records it
+        when forbidden. What a C caller runs (``functools.partial`` of a C function, ``map``) makes no
+        profile event, so this is how such a call is seen."""
+        if self._closed or self.reached is not None:
+            return
+        if self._inside_allowed and self._inside_allowed[0] is not frame:
+            return  # inside an allowed function: its own business
+        name = self._forbidden.match_builtin(fn)
+        if name is not None and self._allowed.match_builtin(fn) is None:
+            self.reached = name
+
     def hook(self, frame: types.FrameType, event: str, arg: Any) -> None:
         """The profile function (see :func:`sys.setprofile`): records, never raises."""
         if self._closed:
@@ -377,8 +391,12 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         self.watch = watch
         self._before: Any = None
         self._before_threads: Any = None
+        self._mode: Any = None
 
     def __enter__(self) -> CallWatch:
+        if self.watch._forbidden.builtins:  # forbidden torch functions: also seen when C code calls them
+            self._mode = _torch_calls(self.watch)
+            self._mode.__enter__()
         self._before = sys.getprofile()
         self._before_threads = threading.getprofile() if hasattr(threading, "getprofile") else None
         threading.setprofile(self.watch.hook)
@@ -390,8 +408,24 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         current = sys.getprofile()
         sys.setprofile(self._before)
         threading.setprofile(self._before_threads)
+        if self._mode is not None:
+            self._mode.__exit__(None, None, None)
+            self._mode = None
         if current is None or getattr(current, "__self__", None) is not self.watch:
             self.watch.tampered = True
+
+
+def _torch_calls(watch: CallWatch) -> Any:
+    """A torch function mode that shows ``watch`` every torch function called while it is active,
+    from Python or from C (``functools.partial(F.scaled_dot_product_attention)``, ``map``)."""
+    from torch.overrides import TorchFunctionMode
+
+    class _TorchCalls(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            watch.torch_call(func, sys._getframe())
+            return func(*args, **(kwargs or {}))
+
+    return _TorchCalls()
 
 
 _EXIT_CODE = watching.__exit__.__code__
