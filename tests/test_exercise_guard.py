@@ -190,6 +190,7 @@ def test_an_import_the_answer_triggers_is_not_a_call_of_what_the_import_runs(tmp
     import importlib
 
     import transformers  # noqa: F401 (installs its finder)
+
     from helpers.exercises.guard import TRANSFORMERS
 
     def imports(q, k, v):
