@@ -227,7 +227,7 @@ def test_rope_rejects_the_package_functions_by_every_route():
         refused(ex.check_rope(answer), "apply_rotary_pos_emb", "yourself")
 
 
-def test_rope_rejects_transformers_rotary_code():
+def test_rope_decode_and_fix_reject_transformers_rotary_code():
     from transformers import LlamaConfig
     from transformers.models.llama import modeling_llama as llama
 
@@ -238,6 +238,30 @@ def test_rope_rejects_transformers_rotary_code():
 
     refused(ex.check_rope(with_llama), "transformers")
     refused(ex.check_rope(lambda x, p: llama.rotate_half(x) * 0 + my_rope(x, p)), "transformers")
+
+
+    def decode_with_llama(x_new, layer, cache, rope):  # the decode step, rotated by transformers' code
+        b, _, d = x_new.shape
+        h, h_kv, e = layer.num_heads, layer.num_kv_heads, layer.head_dim
+        q = layer.q_proj(x_new).view(b, 1, h, e).transpose(1, 2)
+        k = layer.k_proj(x_new).view(b, 1, h_kv, e).transpose(1, 2)
+        v = layer.v_proj(x_new).view(b, 1, h_kv, e).transpose(1, 2)
+        cos, sin = rope(1, offset=cache.seq_len)
+        q, k = llama.apply_rotary_pos_emb(q, k, cos, sin)
+        keys, values = cache.update(k, v)
+        out = F.scaled_dot_product_attention(q, repeat_kv(keys, h // h_kv), repeat_kv(values, h // h_kv))
+        return layer.o_proj(out.transpose(1, 2).reshape(b, 1, d))
+    refused(ex.check_decode_step(decode_with_llama), "transformers")
+
+    def fix_with_llama(x, layer, rope):
+        b, length, d = x.shape
+        h, e = layer.num_heads, layer.head_dim
+        q, k, v = (p(x).view(b, length, h, e).transpose(1, 2) for p in (layer.q_proj, layer.k_proj, layer.v_proj))
+        cos, sin = rope(length)
+        q, k = llama.apply_rotary_pos_emb(q, k, cos, sin)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return layer.o_proj(out.transpose(1, 2).reshape(b, length, d))
+    refused(ex.check_rope_fix(fix_with_llama), "transformers")
 
 
 # ---------------------------------------------------------------- exercise 4: the bug hunt
