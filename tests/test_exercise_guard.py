@@ -139,6 +139,36 @@ def test_a_call_made_in_a_thread_the_answer_starts_is_seen() -> None:
     assert "helpers.scaled_dot_product_attention" in _refused(threaded, *_inputs())
 
 
+def test_an_import_the_answer_triggers_is_not_a_call_of_what_the_import_runs(tmp_path, monkeypatch) -> None:
+    """transformers puts a finder on sys.meta_path: every import after it calls that finder's find_spec,
+    from the import system; and torch imports modules lazily on a first call (torch._dynamo, whose
+    modules call torch.ops at import). An honest answer that triggers an import is not refused for
+    what the import system runs, while calling transformers or torch.ops itself still is."""
+    import importlib
+
+    import transformers  # noqa: F401 (installs its finder)
+
+    from helpers.exercises.guard import TRANSFORMERS
+
+    def imports(q, k, v):
+        try:
+            importlib.import_module("a_module_that_does_not_exist_anywhere")
+        except ImportError:
+            pass
+        return honest_attention(q, k, v)
+    assert call_watched(imports, *_inputs(), forbidden=TRANSFORMERS).shape == (2, 3, 4)
+    (tmp_path / "lazy_module_calling_ops.py").write_text("import torch\nONE = torch.ops.aten.add(torch.ones(1), 0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def lazy(q, k, v):
+        import lazy_module_calling_ops  # noqa: F401 (its body calls torch.ops, as torch._inductor's do)
+        return honest_attention(q, k, v)
+    assert call_watched(lazy, *_inputs(), forbidden=ATTENTION).shape == (2, 3, 4)
+    from transformers.models.llama.modeling_llama import rotate_half
+    assert "transformers" in _refused(lambda q, k, v: rotate_half(q), *_inputs(), forbidden=TRANSFORMERS)
+    assert "torch._ops" in _refused(lambda q, k, v: torch.ops.aten.add(q, 0), *_inputs(), forbidden=ATTENTION)
+
+
 def test_honest_answers_in_any_style_pass_and_return_their_result() -> None:
     q, k, v = _inputs()
     out = call_watched(honest_attention, q, k, v, forbidden=ATTENTION + AUTOGRAD + DISTRIBUTIONS)

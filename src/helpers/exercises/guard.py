@@ -325,6 +325,13 @@ class CallWatch:
             return
         if event == "call":
             code = frame.f_code
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_filename.startswith("<frozen importlib"):
+                # Called by the import system: a module's body run by an import (torch imports lazily, e.g.
+                # torch._dynamo on a first call), a finder of sys.meta_path (transformers installs one).
+                # Not the answer's calls: not looked into.
+                self._inside_allowed.append(frame)
+                return
             if code is _EXIT_CODE:
                 self._closed = True
                 return
