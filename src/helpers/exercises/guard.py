@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torch.overrides import TorchFunctionMode
+
 from . import CheckResult
 
 __all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "tampering_verdict", "public_name",
@@ -266,6 +268,17 @@ class CallWatch:
         self._inside_allowed: list[types.FrameType] = []
         self._closed = False
 
+    def _torch_call(self, func: Any) -> None:
+        """A PyTorch function reached, as :class:`_TorchCalls` sees it: also one called from C, where the
+        profile function sees nothing (``functools.partial(torch.cosine_similarity)``, ``map(...)``)."""
+        if self._closed or self.reached is not None:
+            return
+        if any(frame.f_code is not _TORCH_CALLS_CODE for frame in self._inside_allowed):
+            return  # inside an allowed function: its own business
+        name = self._forbidden.builtins.get(id(func))
+        if name is not None and self._allowed.builtins.get(id(func)) is None:
+            self.reached = name
+
     def _allowed_code(self, code: types.CodeType, frame: types.FrameType) -> bool:
         if self._allowed.match_code(code, frame.f_globals.get("__name__", "")) is not None:
             return True
@@ -328,6 +341,24 @@ def _is_property_getter(code: types.CodeType, frame: types.FrameType) -> bool:
     return False
 
 
+class _TorchCalls(TorchFunctionMode):
+    """Shows :class:`CallWatch` every PyTorch function called while it is on, from Python or from C.
+
+    A C function called from C code (a ``functools.partial`` of it, ``map``) makes no profile event;
+    PyTorch still hands its call to the function mode. On only where the watch forbids C functions."""
+
+    def __init__(self, watch: CallWatch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.watch._torch_call(func)
+        return func(*args, **(kwargs or {}))
+
+
+_TORCH_CALLS_CODE = _TorchCalls.__torch_function__.__code__
+
+
 class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
     """Within the block, every call (in this thread and in threads started in it) is shown to ``watch``.
 
@@ -343,8 +374,11 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         self.watch = watch
         self._before: Any = None
         self._before_threads: Any = None
+        self._mode: _TorchCalls | None = _TorchCalls(watch) if watch._forbidden.builtins else None
 
     def __enter__(self) -> CallWatch:
+        if self._mode is not None:
+            self._mode.__enter__()
         self._before = sys.getprofile()
         self._before_threads = threading.getprofile() if hasattr(threading, "getprofile") else None
         threading.setprofile(self.watch.hook)
@@ -356,6 +390,8 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         current = sys.getprofile()
         sys.setprofile(self._before)
         threading.setprofile(self._before_threads)
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
         if current is None or getattr(current, "__self__", None) is not self.watch:
             self.watch.tampered = True
 
