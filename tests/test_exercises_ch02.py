@@ -332,6 +332,16 @@ def test_cosine_bound_accepts_the_closed_form_in_any_style():
     assert ch02.check_cosine_bound(by_softmax).passed
 
 
+@pytest.mark.slow
+def test_cosine_bound_runs_the_experiment_once_the_prediction_is_right():
+    result = ch02.check_cosine_bound(lambda S: math.e / (math.e + (S - 1) / math.e))
+    assert result.passed, result.message
+    # the run the checker trained never beats the bound the reader predicted, and cannot focus
+    assert 0 < result.fields["measured"] <= result.fields["bound_24"] + 1e-6
+    assert result.fields["accuracy"] < 0.5
+    assert f"{result.fields['measured']:.1%}" in result.message and "trained by the checker" in result.message
+
+
 def test_cosine_bound_names_the_mistakes():
     e = math.e
     _rejects(ch02.check_cosine_bound(lambda S: e / (e + S - 1)), "perpendicular", "−1")

@@ -226,10 +226,13 @@ MESSAGES = {
         "zh": "S = {S} 时，你得到的是 {result:.4g}，应为 {expected:.4g}：最好的情况是匹配的槽位余弦为 1，"
               "其他每个槽位都为 −1。"},
     "ch02.bound.passed": {
-        "en": "e / (e + (S − 1)/e): {bound_24:.1%} for 24 slots, {bound_100:.1%} for 100. However well it learns, a "
+        "en": "e / (e + (S − 1)/e): {bound_24:.1%} for 24 slots, {bound_100:.1%} for 100. Now the run: the "
+              "chapter's plain-cosine model (24 slots), trained by the checker, never gives a slot more than "
+              "{measured:.1%} of its weight, and reaches {accuracy:.1%} held-out accuracy. However well it learns, a "
               "plain cosine cannot focus: it needs a temperature.",
-        "zh": "e / (e + (S − 1)/e)：24 个槽位时为 {bound_24:.1%}，100 个时为 {bound_100:.1%}。无论学得多好，"
-              "朴素的余弦都无法聚焦：它需要温度。"},
+        "zh": "e / (e + (S − 1)/e)：24 个槽位时为 {bound_24:.1%}，100 个时为 {bound_100:.1%}。再看实际运行："
+              "检查器训练的本章朴素余弦模型（24 个槽位）给任何一个槽位的权重都从未超过 {measured:.1%}，"
+              "留出集准确率为 {accuracy:.1%}。无论学得多好，朴素的余弦都无法聚焦：它需要温度。"},
     # Exercise 7: the temperature ablation, designed
     "ch02.ablation.not_config": {
         "en": "give a RecallConfig (start from score_learning.score_config('cosine') and dataclasses.replace one "
