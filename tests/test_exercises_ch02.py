@@ -317,6 +317,10 @@ def test_why_additive_explains_each_wrong_option():
     assert set(ch02.ADDITIVE_OPTIONS) == {"a", "b", "c", "d"}
     messages = {ch02.check_why_additive_is_slower(letter).message for letter in "abcd"}
     assert len(messages) == 4  # each choice has its own feedback
+    assert ch02.additive_options("en") == ch02.ADDITIVE_OPTIONS
+    chinese = ch02.additive_options("zh")
+    assert set(chinese) == set(ch02.ADDITIVE_OPTIONS) and "(L, S, A)" in chinese["b"]
+    assert all(chinese[letter] != ch02.ADDITIVE_OPTIONS[letter] for letter in chinese)
 
 
 # --------------------------------------------------------------------------------------------

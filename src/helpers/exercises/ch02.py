@@ -8,7 +8,8 @@ whose message names the mistake: a transpose, a sign, a missing normalisation, a
 - :func:`check_dot_flops`: the operation count of ``Q K^T``.
 - :func:`check_euclidean_scores`: Euclidean distance turned into a usable score.
 - :func:`check_vectorised_cosine`: a looped cosine similarity, vectorised.
-- :func:`check_why_additive_is_slower`: reading the measured cost table.
+- :func:`check_why_additive_is_slower`: reading the measured cost table, a choice among stated
+  mechanisms (:func:`additive_options`), with feedback on each.
 - :func:`check_cosine_bound`: predict, before a run, the most weight cosine scores can give one slot.
 - :func:`check_temperature_ablation`: design the run that tells whether the cosine's trouble is
   its bounded range or its division by lengths.
@@ -43,7 +44,7 @@ from torch import Tensor
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch02 import MESSAGES
 from helpers.exercises.guard import CallWatch, PackageCallError, delegation_verdict, tampering_verdict
-from helpers.exercises.messages import LANGUAGES
+from helpers.exercises.messages import LANGUAGES, text
 from helpers.exercises.reader import (
     Rejected,
     allclose,
@@ -65,6 +66,7 @@ __all__ = [
     "check_euclidean_scores",
     "check_vectorised_cosine",
     "ADDITIVE_OPTIONS",
+    "additive_options",
     "check_why_additive_is_slower",
     "looped_cosine_scores",
     "check_cosine_bound",
@@ -435,14 +437,22 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
 # Exercise 5: why additive scoring is slower
 # --------------------------------------------------------------------------------------------
 
-ADDITIVE_OPTIONS: dict[str, str] = {
-    "a": "It has more parameters (W_q, W_k and v) to multiply with.",
-    "b": "It forms an (L, S, A) tensor: A numbers for every query-key pair, written to memory, passed through tanh "
-         "and read back, where the dot product produces one number per pair from a single matrix product.",
-    "c": "Its implementation loops over the query-key pairs in Python.",
-    "d": "tanh is an expensive function; nothing else differs.",
-}
-"""The choices of the last exercise (why is additive scoring slower than the dot product?)."""
+ADDITIVE_OPTIONS: dict[str, str] = {letter: MESSAGES[f"ch02.additive.option.{letter}"][LANGUAGES[0]]
+                                    for letter in "abcd"}
+"""The choices of exercise 5 (why is additive scoring slower than the dot product?), in English."""
+
+
+def additive_options(language: str | None = None) -> dict[str, str]:
+    """The choices of exercise 5, letter -> the mechanism it states, in ``language``.
+
+    Args:
+        language: ``"en"``, ``"zh"``; ``None``: the default (:func:`helpers.exercises.get_language`).
+
+    Returns:
+        ``{"a": ..., "b": ..., "c": ..., "d": ...}``.
+    """
+    return {letter: text(f"ch02.additive.option.{letter}", language) for letter in ADDITIVE_OPTIONS}
+
 
 _ADDITIVE_RIGHT = "b"
 

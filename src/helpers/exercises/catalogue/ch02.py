@@ -171,7 +171,21 @@ MESSAGES = {
     "ch02.cosine.passed": {
         "en": "right, zero-safe, and {speedup:.0f}× faster than the pair loop at L = {L}, S = {S}.",
         "zh": "结果正确，遇到零向量也安全，而且在 L = {L}、S = {S} 时比逐对循环快 {speedup:.0f} 倍。"},
-    # Exercise 5: why additive scoring is slower
+    # Exercise 5: why additive scoring is slower (the choices, then the feedback on each)
+    "ch02.additive.option.a": {
+        "en": "It has more parameters (W_q, W_k and v) to multiply with.",
+        "zh": "它有更多的参数（W_q、W_k 和 v）要去相乘。"},
+    "ch02.additive.option.b": {
+        "en": "It forms an (L, S, A) tensor: A numbers for every query-key pair, written to memory, passed through "
+              "tanh and read back, where the dot product produces one number per pair from a single matrix product.",
+        "zh": "它要构造一个 (L, S, A) 张量：每个查询–键对 A 个数，写入内存、经过 tanh、再读回来；"
+              "而点积用一次矩阵乘法为每一对只产生一个数。"},
+    "ch02.additive.option.c": {
+        "en": "Its implementation loops over the query-key pairs in Python.",
+        "zh": "它的实现在 Python 里逐个循环查询–键对。"},
+    "ch02.additive.option.d": {
+        "en": "tanh is an expensive function; nothing else differs.",
+        "zh": "tanh 是个昂贵的函数；除此之外没有任何不同。"},
     "ch02.additive.a": {
         "en": "its parameters, 2·E·A + A numbers, do not depend on L or S, yet its time grows like the dot "
               "product's, with L·S, only much steeper in constant. What grows with L·S is the (L, S, A) tensor.",
