@@ -267,6 +267,7 @@ class CallWatch:
         self.calls = 0
         self._inside_allowed: list[types.FrameType] = []
         self._closed = False
+        self._torch_threads: set[int] | None = None  # threads whose PyTorch calls _TorchCalls shows (see watching)
 
     def _torch_call(self, func: Any) -> None:
         """A PyTorch function reached, as :class:`_TorchCalls` sees it: also one called from C, where the
@@ -291,6 +292,9 @@ class CallWatch:
         """The profile function (see :func:`sys.setprofile`): records, never raises."""
         if self._closed:
             return
+        if self._torch_threads is not None and threading.get_ident() not in self._torch_threads:
+            self._torch_threads.add(threading.get_ident())  # a thread the answer started: its function modes are
+            _TorchCalls(self).__enter__()  # its own, so it gets one too (left on: it ends with the thread)
         if self._inside_allowed:
             if event == "return" and frame is self._inside_allowed[-1]:
                 self._inside_allowed.pop()
@@ -379,6 +383,7 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
     def __enter__(self) -> CallWatch:
         if self._mode is not None:
             self._mode.__enter__()
+            self.watch._torch_threads = {threading.get_ident()}
         self._before = sys.getprofile()
         self._before_threads = threading.getprofile() if hasattr(threading, "getprofile") else None
         threading.setprofile(self.watch.hook)
