@@ -18,8 +18,9 @@ Every checker runs the reader's code under the guard (:func:`helpers.exercises.r
 an answer that reaches a function of the package (or, for the cosine, PyTorch's
 ``cosine_similarity``), by whatever route, is refused, naming the function. The inputs are drawn
 afresh at every call (:func:`helpers.exercises.reader.fresh_generator`), shapes included, so no
-table of answers for fixed inputs passes; the experiment of exercise 7 is trained by the checker
-itself, next to its control.
+table of answers for fixed inputs passes. The experiments are the checkers' own runs: exercise 6,
+once the predicted bound is right, trains the plain-cosine model and shows its largest weight;
+exercise 7 trains the reader's settings next to that run, its control (never a result handed in).
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
 and writes its verdict from its messages in ``helpers.exercises.catalogue.ch02`` (this
