@@ -232,8 +232,9 @@ def test_looped_reference_equals_the_helper():
 
 
 def test_vectorised_cosine_accepts_vectorised_forms_in_any_style():
-    result = ch02.check_vectorised_cosine(_cosine)
-    assert result.passed and "faster" in result.message
+    for _ in range(5):  # fresh sizes every time: a right answer passes at every draw
+        result = ch02.check_vectorised_cosine(_cosine)
+        assert result.passed and "faster" in result.message, result.message
     assert ch02.check_vectorised_cosine(lambda q, k: F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).T).passed
     by_einsum = lambda q, k: torch.einsum("le,se->ls", q, k) / torch.outer(  # noqa: E731
         q.square().sum(-1).sqrt().clamp_min(1e-8), k.square().sum(-1).sqrt().clamp_min(1e-8))
