@@ -101,6 +101,39 @@ def test_a_module_not_imported_yet_is_watched_without_importing_it(tmp_path, mon
     assert call_watched(lambda x: x * 2, torch.ones(2), forbidden=slow).sum() == 4
 
 
+def test_a_forbidden_c_function_wrapped_in_a_partial_is_refused() -> None:
+    # calling a partial of a C function makes one C call (the partial's), none for the function itself
+    fused = functools.partial(torch._C._nn.scaled_dot_product_attention)
+    assert "scaled_dot_product_attention" in _refused(lambda q, k, v: fused(q, k, v), *_inputs(), forbidden=ATTENTION)
+    twice = functools.partial(functools.partial(torch._C._nn.scaled_dot_product_attention))
+    assert "scaled_dot_product_attention" in _refused(lambda q, k, v: twice(q, k, v), *_inputs(), forbidden=ATTENTION)
+    off = functools.partial(sys.setprofile, None)
+    assert "sys.setprofile" in _refused(lambda q, k, v: (off(), honest_attention(q, k, v))[1], *_inputs())
+    assert sys.getprofile() is None
+
+
+def test_a_forbidden_c_function_called_from_c_is_refused() -> None:
+    # a partial of a C function, or map, calls it from C: the profile function sees no call of it
+    fused = functools.partial(torch._C._nn.scaled_dot_product_attention)
+    assert "scaled_dot_product_attention" in _refused(lambda q, k, v: fused(q, k, v), *_inputs(), forbidden=ATTENTION)
+    mapped = lambda q, k, v: next(map(torch._C._nn.scaled_dot_product_attention, [q], [k], [v]))  # noqa: E731
+    assert "scaled_dot_product_attention" in _refused(mapped, *_inputs(), forbidden=ATTENTION)
+    cosine = functools.partial(torch.cosine_similarity, dim=-1)
+    assert "cosine_similarity" in _refused(lambda q, k: cosine(q[:, None], k[None]), torch.randn(3, 4),
+                                           torch.randn(5, 4), forbidden=(torch.cosine_similarity,))
+
+    def threaded(q, k):
+        box = []
+        thread = threading.Thread(target=lambda: box.append(cosine(q[:, None], k[None])))
+        thread.start()
+        thread.join()
+        return box[0]
+    assert "cosine_similarity" in _refused(threaded, torch.randn(3, 4), torch.randn(5, 4),
+                                           forbidden=(torch.cosine_similarity,))
+    # an honest answer is not disturbed
+    assert call_watched(lambda q, k, v: honest_attention(q, k, v), *_inputs(), forbidden=ATTENTION).shape == (2, 3, 4)
+
+
 def test_autograd_and_distributions_are_refused_where_forbidden() -> None:
     logits = torch.randn(5)
     jacobian = lambda z: torch.func.jacrev(lambda t: torch.softmax(t, -1))(z)  # noqa: E731

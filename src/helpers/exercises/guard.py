@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torch.overrides import TorchFunctionMode
+
 from . import CheckResult
 
 __all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "tampering_verdict", "peeking_verdict",
@@ -294,6 +296,18 @@ class CallWatch:
         self.calls = 0
         self._inside_allowed: list[types.FrameType] = []
         self._closed = False
+        self._torch_threads: set[int] | None = None  # threads whose PyTorch calls _TorchCalls shows (see watching)
+
+    def _torch_call(self, func: Any) -> None:
+        """A PyTorch function reached, as :class:`_TorchCalls` sees it: also one called from C, where the
+        profile function sees nothing (``functools.partial(torch.cosine_similarity)``, ``map(...)``)."""
+        if self._closed or self.reached is not None:
+            return
+        if any(frame.f_code is not _TORCH_CALLS_CODE for frame in self._inside_allowed):
+            return  # inside an allowed function: its own business
+        name = self._forbidden.builtins.get(id(func))
+        if name is not None and self._allowed.builtins.get(id(func)) is None:
+            self.reached = name
 
     def _allowed_code(self, code: types.CodeType, frame: types.FrameType) -> bool:
         if self._allowed.match_code(code, frame.f_globals.get("__name__", "")) is not None:
@@ -303,22 +317,13 @@ class CallWatch:
         # property getters of the package: reading layer.head_dim is not delegating
         return _is_property_getter(code, frame)
 
-    def torch_call(self, fn: Any, frame: types.FrameType) -> None:
-        """A torch function about to run (seen by :class:`_TorchCalls`, the mode's ``frame``): records it
-        when forbidden. What a C caller runs (``functools.partial`` of a C function, ``map``) makes no
-        profile event, so this is how such a call is seen."""
-        if self._closed or self.reached is not None:
-            return
-        if self._inside_allowed and self._inside_allowed[0] is not frame:
-            return  # inside an allowed function: its own business
-        name = self._forbidden.match_builtin(fn)
-        if name is not None and self._allowed.match_builtin(fn) is None:
-            self.reached = name
-
     def hook(self, frame: types.FrameType, event: str, arg: Any) -> None:
         """The profile function (see :func:`sys.setprofile`): records, never raises."""
         if self._closed:
             return
+        if self._torch_threads is not None and threading.get_ident() not in self._torch_threads:
+            self._torch_threads.add(threading.get_ident())  # a thread the answer started: its function modes are
+            _TorchCalls(self).__enter__()  # its own, so it gets one too (left on: it ends with the thread)
         if self._inside_allowed:
             if event == "return" and frame is self._inside_allowed[-1]:
                 self._inside_allowed.pop()
@@ -383,6 +388,24 @@ def _is_property_getter(code: types.CodeType, frame: types.FrameType) -> bool:
     return False
 
 
+class _TorchCalls(TorchFunctionMode):
+    """Shows :class:`CallWatch` every PyTorch function called while it is on, from Python or from C.
+
+    A C function called from C code (a ``functools.partial`` of it, ``map``) makes no profile event;
+    PyTorch still hands its call to the function mode. On only where the watch forbids C functions."""
+
+    def __init__(self, watch: CallWatch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.watch._torch_call(func)
+        return func(*args, **(kwargs or {}))
+
+
+_TORCH_CALLS_CODE = _TorchCalls.__torch_function__.__code__
+
+
 class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
     """Within the block, every call (in this thread and in threads started in it) is shown to ``watch``.
 
@@ -398,12 +421,12 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         self.watch = watch
         self._before: Any = None
         self._before_threads: Any = None
-        self._mode: Any = None
+        self._mode: _TorchCalls | None = _TorchCalls(watch) if watch._forbidden.builtins else None
 
     def __enter__(self) -> CallWatch:
-        if self.watch._forbidden.builtins:  # forbidden torch functions: also seen when C code calls them
-            self._mode = _torch_calls(self.watch)
+        if self._mode is not None:
             self._mode.__enter__()
+            self.watch._torch_threads = {threading.get_ident()}
         self._before = sys.getprofile()
         self._before_threads = threading.getprofile() if hasattr(threading, "getprofile") else None
         threading.setprofile(self.watch.hook)
@@ -416,23 +439,9 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         sys.setprofile(self._before)
         threading.setprofile(self._before_threads)
         if self._mode is not None:
-            self._mode.__exit__(None, None, None)
-            self._mode = None
+            self._mode.__exit__(*exc)
         if current is None or getattr(current, "__self__", None) is not self.watch:
             self.watch.tampered = True
-
-
-def _torch_calls(watch: CallWatch) -> Any:
-    """A torch function mode that shows ``watch`` every torch function called while it is active,
-    from Python or from C (``functools.partial(F.scaled_dot_product_attention)``, ``map``)."""
-    from torch.overrides import TorchFunctionMode
-
-    class _TorchCalls(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-            watch.torch_call(func, sys._getframe())
-            return func(*args, **(kwargs or {}))
-
-    return _TorchCalls()
 
 
 _EXIT_CODE = watching.__exit__.__code__

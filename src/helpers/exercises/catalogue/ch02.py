@@ -19,9 +19,9 @@ MESSAGES = {
         "zh": "你的分数形状是 {shape} = (B, H, S, L)：你算的是 K Qᵀ。行必须是查询，列必须是键："
               "query @ key.transpose(-2, -1)。"},
     "ch02.dot.shape": {
-        "en": "for query (2, 3, 5, 8) and key (2, 3, 7, 8) the scores must have shape (B, H, L, S) = (2, 3, 5, 7), "
+        "en": "for query {query} and key {key} the scores must have shape (B, H, L, S) = {expected}, "
               "got {got}. Multiply query (..., L, E) by key.transpose(-2, -1) (..., E, S).",
-        "zh": "查询为 (2, 3, 5, 8)、键为 (2, 3, 7, 8) 时，分数的形状应为 (B, H, L, S) = (2, 3, 5, 7)，"
+        "zh": "查询为 {query}、键为 {key} 时，分数的形状应为 (B, H, L, S) = {expected}，"
               "得到的是 {got}。应把 query (..., L, E) 乘以 key.transpose(-2, -1) (..., E, S)。"},
     "ch02.dot.scaled": {
         "en": "your scores are divided by √E: that is the scaled dot product of chapter 3. Here we want the plain "
@@ -137,26 +137,55 @@ MESSAGES = {
         "zh": "数值不是余弦相似度（最大误差 {error:.3g}）。请检查范数是否沿特征维（dim=-1）计算，"
               "并且查询的范数按 (L, 1)、键的范数按 (1, S) 广播。"},
     "ch02.cosine.zero_failed": {
-        "en": "right on ordinary vectors, but with a zero query vector {failure}",
-        "zh": "在普通向量上是对的，但遇到零查询向量时，{failure}"},
+        "en": "right on ordinary vectors, but with a zero query vector and a zero key vector {failure}",
+        "zh": "在普通向量上是对的，但遇到一个零查询向量和一个零键向量时，{failure}"},
     "ch02.cosine.nan": {
         "en": "a zero vector gives NaN (0/0): clamp each norm from below, norm.clamp_min(eps), as the loop does "
               "with max(norm, eps).",
         "zh": "零向量得到了 NaN（0/0）：请给每个范数设一个下限，norm.clamp_min(eps)，就像循环里用 "
               "max(norm, eps) 那样。"},
     "ch02.cosine.zero_scores": {
-        "en": "with a zero query vector the scores must be 0 (the loop divides 0 by eps); got {got}.",
-        "zh": "查询向量为零时，分数必须是 0（循环用 0 除以 eps）；得到的是 {got}。"},
+        "en": "query {query} and key {key} are zero vectors: every score in that row and that column must be 0 "
+              "(the loop divides 0 by eps); got {got}.",
+        "zh": "第 {query} 个查询和第 {key} 个键是零向量：那一行和那一列的每个分数都必须是 0"
+              "（循环用 0 除以 eps）；得到的是 {got}。"},
+    "ch02.cosine.big_wrong": {
+        "en": "right on small inputs, but wrong on longer ones, L = {L}, S = {S}, E = {E} (largest error "
+              "{error:.3g}): the function must not depend on the size of its inputs.",
+        "zh": "在小输入上是对的，在更长的输入（L = {L}、S = {S}、E = {E}）上却错了（最大误差 {error:.3g}）："
+              "函数的做法不能随输入的大小而变。"},
+    "ch02.cosine.loops": {
+        "en": "the values are right, but your function makes {small} calls for {small_l} queries and {small_s} "
+              "keys and {big} calls for {big_l} and {big_s}: the number of calls grows with the number of "
+              "vectors, so it still loops over them (pairs or rows). Compute all norms at once, then one matrix "
+              "product: the same few calls at any size.",
+        "zh": "数值对了，但你的函数对 {small_l} 个查询、{small_s} 个键调用了 {small} 次函数，对 {big_l} 个和 "
+              "{big_s} 个调用了 {big} 次：调用次数随向量的个数增长，所以它仍在逐个循环（逐对或逐行）。"
+              "先一次算出所有范数，再做一次矩阵乘法：无论多大，都只有那几次调用。"},
     "ch02.cosine.slow": {
-        "en": "the values are right, but at L = S = {size} your function takes {your_ms:.2f} ms against "
+        "en": "the values are right, but at L = {L}, S = {S} your function takes {your_ms:.2f} ms against "
               "{loop_ms:.2f} ms for the pair loop: is it still looping over pairs? Compute all norms at once, then "
               "one matrix product.",
-        "zh": "数值对了，但在 L = S = {size} 时，你的函数耗时 {your_ms:.2f} ms，逐对循环耗时 {loop_ms:.2f} ms："
+        "zh": "数值对了，但在 L = {L}、S = {S} 时，你的函数耗时 {your_ms:.2f} ms，逐对循环耗时 {loop_ms:.2f} ms："
               "是不是还在逐对循环？先一次算出所有范数，再做一次矩阵乘法。"},
     "ch02.cosine.passed": {
-        "en": "right, zero-safe, and {speedup:.0f}× faster than the pair loop at L = S = {size}.",
-        "zh": "结果正确，遇到零向量也安全，而且在 L = S = {size} 时比逐对循环快 {speedup:.0f} 倍。"},
-    # Exercise 5: why additive scoring is slower
+        "en": "right, zero-safe, and {speedup:.0f}× faster than the pair loop at L = {L}, S = {S}.",
+        "zh": "结果正确，遇到零向量也安全，而且在 L = {L}、S = {S} 时比逐对循环快 {speedup:.0f} 倍。"},
+    # Exercise 5: why additive scoring is slower (the choices, then the feedback on each)
+    "ch02.additive.option.a": {
+        "en": "It has more parameters (W_q, W_k and v) to multiply with.",
+        "zh": "它有更多的参数（W_q、W_k 和 v）要去相乘。"},
+    "ch02.additive.option.b": {
+        "en": "It forms an (L, S, A) tensor: A numbers for every query-key pair, written to memory, passed through "
+              "tanh and read back, where the dot product produces one number per pair from a single matrix product.",
+        "zh": "它要构造一个 (L, S, A) 张量：每个查询–键对 A 个数，写入内存、经过 tanh、再读回来；"
+              "而点积用一次矩阵乘法为每一对只产生一个数。"},
+    "ch02.additive.option.c": {
+        "en": "Its implementation loops over the query-key pairs in Python.",
+        "zh": "它的实现在 Python 里逐个循环查询–键对。"},
+    "ch02.additive.option.d": {
+        "en": "tanh is an expensive function; nothing else differs.",
+        "zh": "tanh 是个昂贵的函数；除此之外没有任何不同。"},
     "ch02.additive.a": {
         "en": "its parameters, 2·E·A + A numbers, do not depend on L or S, yet its time grows like the dot "
               "product's, with L·S, only much steeper in constant. What grows with L·S is the (L, S, A) tensor.",
@@ -211,16 +240,27 @@ MESSAGES = {
         "zh": "S = {S} 时，你得到的是 {result:.4g}，应为 {expected:.4g}：最好的情况是匹配的槽位余弦为 1，"
               "其他每个槽位都为 −1。"},
     "ch02.bound.passed": {
-        "en": "e / (e + (S − 1)/e): {bound_24:.1%} for 24 slots, {bound_100:.1%} for 100. However well it learns, a "
+        "en": "e / (e + (S − 1)/e): {bound_24:.1%} for 24 slots, {bound_100:.1%} for 100. Now the run: the "
+              "chapter's plain-cosine model (24 slots), trained by the checker, never gives a slot more than "
+              "{measured:.1%} of its weight, and reaches {accuracy:.1%} held-out accuracy. However well it learns, a "
               "plain cosine cannot focus: it needs a temperature.",
-        "zh": "e / (e + (S − 1)/e)：24 个槽位时为 {bound_24:.1%}，100 个时为 {bound_100:.1%}。无论学得多好，"
-              "朴素的余弦都无法聚焦：它需要温度。"},
+        "zh": "e / (e + (S − 1)/e)：24 个槽位时为 {bound_24:.1%}，100 个时为 {bound_100:.1%}。再看实际运行："
+              "检查器训练的本章朴素余弦模型（24 个槽位）给任何一个槽位的权重都从未超过 {measured:.1%}，"
+              "留出集准确率为 {accuracy:.1%}。无论学得多好，朴素的余弦都无法聚焦：它需要温度。"},
     # Exercise 7: the temperature ablation, designed
     "ch02.ablation.not_config": {
         "en": "give a RecallConfig (start from score_learning.score_config('cosine') and dataclasses.replace one "
               "field), got {type}",
         "zh": "请给出一个 RecallConfig（从 score_learning.score_config('cosine') 出发，用 dataclasses.replace "
               "改一个字段），收到的是 {type}"},
+    "ch02.ablation.result_given": {
+        "en": "this is a result, not a design: give the settings (a RecallConfig). The checker trains your run "
+              "itself, next to the plain-cosine control with the same seed, and reports what it measured.",
+        "zh": "这是一个结果，不是一个设计：请给出设置（一个 RecallConfig）。检查器会自己训练你的运行，"
+              "并在旁边用同一个种子训练朴素余弦的对照组，再报告它测到的结果。"},
+    "ch02.ablation.bad_factor": {
+        "en": "the factor on the scores must be a finite number above 0, got scale={got}.",
+        "zh": "乘在分数上的因子必须是一个大于 0 的有限数，收到的是 scale={got}。"},
     "ch02.ablation.other_score": {
         "en": "your run uses score={score}: the question is about the cosine, so keep it; another score function "
               "changes the division and the bound at once.",
@@ -240,9 +280,6 @@ MESSAGES = {
               "change did it. More steps or fewer slots do not lift the bound of scores in [−1, 1].",
         "zh": "你的运行改了 {changed}：只改乘在分数上的因子（scale），否则你无法知道是哪一处改动起了作用。"
               "更多的步数或更少的槽位都抬不高 [−1, 1] 内分数的上界。"},
-    "ch02.ablation.too_many_steps": {
-        "en": "keep steps ≤ {max_steps}, so that the check runs in seconds.",
-        "zh": "请让 steps ≤ {max_steps}，这样检查几秒钟就能跑完。"},
     "ch02.ablation.bound_too_low": {
         "en": "with the factor {factor:g} the scores span [−{factor:g}, {factor:g}] and the best one slot of "
               "{slots} can get is {best:.1%}, under {target:.0%}: still bounded too low to tell. Pick a factor "
@@ -252,14 +289,23 @@ MESSAGES = {
               "（用练习 6 的公式，把 e 换成 e^factor）。"},
     "ch02.ablation.did_not_learn": {
         "en": "a clean design (only the factor changes, bound {best:.1%}), but the run reached {accuracy:.1%} "
-              "held-out accuracy after {steps} steps: with a factor this large the softmax saturates and learns "
-              "slowly. Try a smaller one whose bound is still above the target.",
+              "held-out accuracy after {steps} steps (the plain-cosine control: {control:.1%}), under the target. "
+              "A factor just above the bound leaves the softmax little room, and a very large one saturates it "
+              "(its gradient vanishes, chapter 3): try another factor whose bound is above the target.",
         "zh": "设计是干净的（只改了因子，上界为 {best:.1%}），但这次运行 {steps} 步后的留出集准确率只有 "
-              "{accuracy:.1%}：因子这么大，softmax 会饱和，学得很慢。试一个小一些、但上界仍高于目标的因子。"},
+              "{accuracy:.1%}（朴素余弦对照组：{control:.1%}），低于目标。因子刚刚越过上界时，softmax 没有多少余地；"
+              "因子太大又会让它饱和（梯度消失，见第 3 章）：换一个上界仍高于目标的因子试试。"},
+    "ch02.ablation.control_learned": {
+        "en": "your run reached {accuracy:.1%}, but so did the plain-cosine control with seed {seed} "
+              "({control:.1%}): with this seed the two cannot be told apart. Check with another seed.",
+        "zh": "你的运行达到了 {accuracy:.1%}，可种子为 {seed} 的朴素余弦对照组也达到了（{control:.1%}）："
+              "用这个种子分不出两者。请换一个种子再检查。"},
     "ch02.ablation.passed": {
-        "en": "cosine × {factor:g}: {accuracy:.1%} held-out accuracy after {steps} steps, where the plain cosine "
-              "stays under 40%. Only the bound changed, not the division by the lengths: the bound was the problem.",
-        "zh": "余弦 × {factor:g}：{steps} 步后留出集准确率为 {accuracy:.1%}，而朴素的余弦始终低于 40%。"
+        "en": "cosine × {factor:g}: {accuracy:.1%} held-out accuracy after {steps} steps, where the plain cosine, "
+              "trained by the checker with the same seed ({seed}), the same batches and the same steps, reached "
+              "{control:.1%}. Only the bound changed, not the division by the lengths: the bound was the problem.",
+        "zh": "余弦 × {factor:g}：{steps} 步后留出集准确率为 {accuracy:.1%}，而检查器用同一个种子（{seed}）、"
+              "同样的批次和同样的步数训练的朴素余弦只达到 {control:.1%}。"
               "变的只有上界，除以长度这一步没变：问题出在上界。"},
 }
 
