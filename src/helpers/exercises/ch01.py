@@ -214,11 +214,13 @@ def _padded_inputs(generator: torch.Generator | None = None, *, empty: bool = Fa
 
 def _large_inputs(generator: torch.Generator) -> tuple[Tensor, Tensor]:
     """Scores of +-1000: every other sequence has a real score of +1000, the others only scores far below
-    +1000 (-1000 and ordinary ones); every padded score is +1000 (the mask must come first)."""
+    +1000 (-1000 and ordinary ones); every padded score is +1000 (the mask must come first). One sequence
+    is full, one has a single token."""
     scores, lengths = _padded_inputs(generator)
     batch, width = scores.shape
     real = torch.arange(width)[None, :] < lengths[:, None]  # (B, S)
     low = (torch.rand(batch, width, generator=generator) < 0.4) & real
+    low[1::2, 0] = False  # the other sequences keep an ordinary score (the padding's +1000 is their largest)
     scores = scores.masked_fill(low, -LARGE_SCORE).masked_fill(~real, LARGE_SCORE)
     for b in range(0, batch, 2):  # a real +1000 in every other sequence
         scores[b, int(torch.randint(0, int(lengths[b]), (1,), generator=generator))] = LARGE_SCORE
@@ -290,10 +292,12 @@ def _large_diagnosis(weights: Tensor, scores: Tensor, lengths: Tensor, language:
     bad_rows = ~(finite & torch.isclose(weights.nan_to_num(0.0, 0.0, 0.0), reference, rtol=1e-5, atol=1e-6)).all(-1)
     if not bad_rows.any():
         return None
-    overflowing = (scores.masked_fill(~real, 0.0) == LARGE_SCORE).any(dim=-1)  # (B,): a real +1000
-    if not bool((bad_rows & ~overflowing).any()):  # wrong only where a real score is +1000
+    real_max = scores.masked_fill(~real, float("-inf")).amax(dim=-1)  # (B,)
+    unstable = (real_max >= LARGE_SCORE) | (real_max <= -LARGE_SCORE)  # exp() alone overflows or underflows
+    dominated = (~real).any(dim=-1) & (real_max < LARGE_SCORE)  # a padded score (+1000) is the row's largest
+    if not bool((bad_rows & ~unstable).any()):  # wrong only where exp() of the raw scores fails
         return CheckResult.of(False, "ch01.masked.overflow", language, score=LARGE_SCORE)
-    if not bool((bad_rows & overflowing).any()):  # wrong only where the padding holds the largest score
+    if not bool((bad_rows & ~dominated).any()):  # wrong only where the padding holds the largest score
         return CheckResult.of(False, "ch01.masked.underflow", language, score=LARGE_SCORE)
     if not finite.all():
         return CheckResult.of(False, "ch01.masked.large_nan", language, score=LARGE_SCORE)
@@ -655,7 +659,7 @@ def _measured_gradients() -> Any:
 
 
 @checker
-def check_gradient_prediction(*, language: str | None = None) -> CheckResult:
+def check_gradient_prediction(*given: Any, language: str | None = None) -> CheckResult:
     """Run the measurement, then check the prediction recorded before it.
 
     The prediction, recorded with ``predict("ch01.gradient", {...})``
@@ -671,6 +675,8 @@ def check_gradient_prediction(*, language: str | None = None) -> CheckResult:
     shown is refused as late.
 
     Args:
+        *given: Nothing: a prediction or a measurement handed in is refused (the prediction is
+            recorded with ``predict``, the measurement is the checker's own).
         language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
 
     Returns:
@@ -678,6 +684,9 @@ def check_gradient_prediction(*, language: str | None = None) -> CheckResult:
         measurement contradicts, with the measured numbers (chapter 1).
     """
     from helpers.experiments.gradient_paths import geometric_decay_rate  # noqa: PLC0415
+
+    if given:
+        return CheckResult.of(False, "ch01.gradient.takes_nothing", language, key=GRADIENT_PREDICTION)
 
     record = recorded(GRADIENT_PREDICTION)
     if record is None:

@@ -104,18 +104,21 @@ MESSAGES = {
               "而比它更低的真实分数（比如 -1000）得到的权重反而比填充还少；应填 -inf（或 torch.finfo(dtype).min）"},
     "ch01.masked.overflow": {
         "en": "right for ordinary scores, but wrong (NaN, or what nan_to_num made of it) in the rows where a real "
-              "score is {score:g}: exp({score:g}) overflows to inf and inf / inf is NaN. Subtract each row's largest "
-              "(real) score before exp, which changes no weight; torch.softmax does it for you",
-        "zh": "普通的分数都对了，但真实分数为 {score:g} 的行错了（是 NaN，或 nan_to_num 由它变成的值）："
-              "exp({score:g}) 溢出成 inf，inf / inf 是 NaN。应在 exp 之前减去每行（真实位置上）最大的分数，"
-              "这不会改变任何权重；torch.softmax 会替你这样做"},
+              "score is {score:g} (exp({score:g}) overflows to inf, and inf / inf is NaN) or every real score is "
+              "-{score:g} (exp underflows to 0, and 0 / 0 is NaN). Subtract each row's largest real score before exp, "
+              "which changes no weight; torch.softmax does it for you",
+        "zh": "普通的分数都对了，但在有真实分数为 {score:g} 的行（exp({score:g}) 溢出成 inf，inf / inf 是 NaN），"
+              "或真实分数全是 -{score:g} 的行（exp 下溢为 0，0 / 0 是 NaN）里错了"
+              "（是 NaN，或 nan_to_num 由它变成的值）。"
+              "应在 exp 之前减去每行真实位置上最大的分数，这不会改变任何权重；torch.softmax 会替你这样做"},
     "ch01.masked.underflow": {
         "en": "right for ordinary scores, but wrong (NaN, or what nan_to_num made of it) in the rows where a padded "
               "position holds the largest score ({score:g}): the softmax gave it all the weight before the padding "
               "was removed, the real weights underflowed to 0, and 0 / 0 is NaN. Mask the scores before the softmax "
               "(and before taking a maximum)",
         "zh": "普通的分数都对了，但在填充位置持有最大分数（{score:g}）的那些行错了"
-              "（是 NaN，或 nan_to_num 由它变成的值）：去掉填充之前，softmax 已把全部权重给了它，真实位置的权重下溢为 0，而 0 / 0 是 NaN。"
+              "（是 NaN，或 nan_to_num 由它变成的值）：去掉填充之前，softmax 已把全部权重给了它，"
+              "真实位置的权重下溢为 0，而 0 / 0 是 NaN。"
               "应在 softmax 之前（也在取最大值之前）给分数加掩码"},
     "ch01.masked.large_nan": {
         "en": "right for ordinary scores, but scores of +-{score:g} give NaN or inf: compute the softmax stably "
@@ -301,6 +304,10 @@ MESSAGES = {
     "ch01.gradient.not_allowed": {
         "en": "{key} must be one of {allowed}, got {value}",
         "zh": "{key} 必须是 {allowed} 之一，得到的是 {value}"},
+    "ch01.gradient.takes_nothing": {
+        "en": "call the checker with no argument: it runs the measurement itself, and reads your prediction from "
+              "predict({key!r}, {{...}}), recorded before",
+        "zh": "调用检查器时不要传参数：它自己运行测量，并读取你事先用 predict({key!r}, {{...}}) 记录的预测"},
     "ch01.gradient.not_recorded": {
         "en": "no prediction recorded: fill in the cell above and run it, predict({key!r}, {{...}}), before this "
               "checker runs the measurement",
