@@ -347,12 +347,20 @@ def test_breaking_length_names_bad_answers():
 # --------------------------------------------------------------------------------------------
 
 
-def test_task_names_accepts_the_right_names_in_any_spelling():
+@pytest.fixture
+def fixed_mystery():
+    """The labels' tasks as mystery_alignments(shuffle=False) leaves them, without the training."""
+    ch01._MYSTERY_STATE["assignment"] = dict(ch01._MYSTERY_TASKS)
+    yield ch01._MYSTERY_STATE["assignment"]
+    ch01._MYSTERY_STATE.clear()
+
+
+def test_task_names_accepts_the_right_names_in_any_spelling(fixed_mystery):
     assert ch01.check_task_names({"A": "sort", "B": "copy", "C": "reverse"}).passed
     assert ch01.check_task_names({"a": " Sort", "b": "COPY", "c": "reverse "}).passed
 
 
-def test_task_names_explains_each_kind_of_mix_up():
+def test_task_names_explains_each_kind_of_mix_up(fixed_mystery):
     _rejects(ch01.check_task_names({"A": "sort", "B": "reverse", "C": "copy"}), "top-left to bottom-right")
     _rejects(ch01.check_task_names({"A": "copy", "B": "sort", "C": "reverse"}), "A is not a straight line",
              "B is a straight line")
@@ -362,6 +370,24 @@ def test_task_names_explains_each_kind_of_mix_up():
     _rejects(ch01.check_task_names({"A": ..., "B": ..., "C": ...}), "replace each ...")
 
 
+def test_task_names_refuses_names_before_the_models_ran_and_a_copied_table_of_names():
+    ch01._MYSTERY_STATE.clear()
+    _rejects(ch01.check_task_names({"A": "sort", "B": "copy", "C": "reverse"}), "mystery_alignments()")
+    drawn = set()
+    for _ in range(8):
+        ch01.mystery_alignments(seq_len=3, hidden_size=4, steps=1)
+        drawn.add(tuple(ch01._MYSTERY_STATE["assignment"].values()))
+    assert len(drawn) > 1  # the tasks behind the labels change from call to call
+    truth = ch01._MYSTERY_STATE["assignment"]
+    assert ch01.check_task_names(truth).passed
+    table = {"A": "sort", "B": "copy", "C": "reverse"}  # the names of one earlier draw
+    if table != truth:
+        _rejects(ch01.check_task_names(table))
+    ch01._MYSTERY_STATE["assignment"] = {"A": "copy", "B": "reverse", "C": "sort"}
+    _rejects(ch01.check_task_names(table), "A is a straight line")
+    ch01._MYSTERY_STATE.clear()
+
+
 @pytest.mark.slow
 def test_mystery_alignments_follow_their_tasks():
     from helpers.experiments.alignments import alignment_mass, source_positions
@@ -369,7 +395,7 @@ def test_mystery_alignments_follow_their_tasks():
     mystery = ch01.mystery_alignments(steps=150)
     sources = [src for src, _ in mystery.values()]
     assert all(torch.equal(src, sources[0]) for src in sources) and len(set(sources[0].tolist())) == 8
-    for label, task in ch01._MYSTERY_TASKS.items():
+    for label, task in ch01._MYSTERY_STATE["assignment"].items():
         src, alignment = mystery[label]
         assert alignment.shape == (8, 8)
         torch.testing.assert_close(alignment.sum(-1), torch.ones(8))

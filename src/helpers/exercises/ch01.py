@@ -401,7 +401,7 @@ def _verify_sweep(result: Any, hidden_size: int, task: str, language: str | None
             raise Rejected(CheckResult.of(False, "ch01.breaking.untrained", language, hidden=hidden_size, seed=seed))
     test_seed = fresh_int(0, 2**31 - 1, fresh_generator())
     with torch.random.fork_rng():
-        again = [sum(evaluate_seq2seq(model, n, task=task, num_samples=256, seed=test_seed + n)["token_accuracy"]
+        again = [sum(evaluate_seq2seq(model, n, task=task, num_samples=128, seed=test_seed + n)["token_accuracy"]
                      for model in models.values()) / len(models) for n in lengths]
     gaps = [abs(a - b) for a, b in zip(recorded_accuracy, again)]
     worst = max(range(len(gaps)), key=gaps.__getitem__)
@@ -538,10 +538,13 @@ def _reading_verdict(answer: int | None, result: Any, hidden_size: int, threshol
 MYSTERY_LABELS: tuple[str, ...] = ("A", "B", "C")
 """The names of the three mystery alignments."""
 _MYSTERY_TASKS: dict[str, str] = {"A": "sort", "B": "copy", "C": "reverse"}
+"""The labels' tasks when :func:`mystery_alignments` does not shuffle them."""
+_MYSTERY_STATE: dict[str, dict[str, str]] = {}
+"""The labels' tasks of the last :func:`mystery_alignments` (what :func:`check_task_names` compares with)."""
 
 
 def mystery_alignments(
-    *, seq_len: int = 8, hidden_size: int = 32, steps: int = 300, seed: int = 0
+    *, seq_len: int = 8, hidden_size: int = 32, steps: int = 300, seed: int = 0, shuffle: bool = True
 ) -> dict[str, tuple[Tensor, Tensor]]:
     """Train three small attention models on three tasks; return their alignments, unnamed.
 
@@ -549,13 +552,16 @@ def mystery_alignments(
     behind which label is what :func:`check_task_names` checks. Each model is a
     :class:`~helpers.rnn.Seq2SeqGRU` with attention trained for ``steps`` steps on sequences of
     length ``seq_len`` (about 3 s each on a laptop CPU). All three are then shown the same
-    source, ``seq_len`` *distinct* symbols (so that the sorted order is unambiguous).
+    source, ``seq_len`` *distinct* symbols (so that the sorted order is unambiguous). The models
+    and their alignments are seeded; which task hides behind which label is drawn afresh at each
+    call (``shuffle``), so that no list of names copied from elsewhere answers the exercise.
 
     Args:
         seq_len: Length of the sequences (at most 10, the number of content symbols).
         hidden_size: Hidden size of the models.
         steps: Training steps per model.
         seed: Seed of the models, the training data and the shown example.
+        shuffle: Draw the labels' tasks afresh (``False``: A is sort, B copy, C reverse).
 
     Returns:
         A dict from each label to a pair ``(src, alignment)``, one source sequence ``(S,)`` and
@@ -574,10 +580,14 @@ def mystery_alignments(
     gen = torch.Generator().manual_seed(seed + 777)
     src = (torch.randperm(n_symbols, generator=gen)[:seq_len] + FIRST_CONTENT_TOKEN)[None]  # (1, S), distinct
     targets = {"copy": src, "reverse": src.flip(1), "sort": src.sort(dim=1).values}
+    tasks = [_MYSTERY_TASKS[label] for label in MYSTERY_LABELS]
+    if shuffle:
+        tasks = [tasks[int(i)] for i in torch.randperm(len(tasks), generator=fresh_generator())]
+    assignment = dict(zip(MYSTERY_LABELS, tasks))
     out: dict[str, tuple[Tensor, Tensor]] = {}
     with num_threads(1):
         for label in MYSTERY_LABELS:
-            task = _MYSTERY_TASKS[label]
+            task = assignment[label]
             set_seed(seed)
             model = Seq2SeqGRU(vocab_size, 16, hidden_size, attention=True)
             train_seq2seq(model, task=task, lengths=[seq_len], steps=steps, batch_size=32, lr=1e-2, seed=seed)
@@ -585,12 +595,16 @@ def mystery_alignments(
             with torch.no_grad():
                 _, alignment = model(src, targets[task])  # (1, T, S)
             out[label] = (src[0], alignment[0])
+    _MYSTERY_STATE["assignment"] = assignment
     return out
 
 
 @checker
 def check_task_names(answer: Any, *, language: str | None = None) -> CheckResult:
     """Check the reader's names for the mystery alignments of :func:`mystery_alignments`.
+
+    The names are compared with the tasks that the last call of :func:`mystery_alignments` put
+    behind the labels (drawn afresh at each call); before any call, the answer is refused.
 
     Args:
         answer: ``{"A": task, "B": task, "C": task}`` with tasks among ``"copy"``,
@@ -601,6 +615,9 @@ def check_task_names(answer: Any, *, language: str | None = None) -> CheckResult
         A :class:`~helpers.exercises.CheckResult`.
     """
     tasks = sorted(set(_MYSTERY_TASKS.values()))
+    truth = _MYSTERY_STATE.get("assignment")
+    if truth is None:
+        return CheckResult.of(False, "ch01.tasks.not_run", language)
     if not isinstance(answer, Mapping):
         return CheckResult.of(False, "ch01.tasks.not_a_dict", language, tasks=str(tasks), type=type(answer).__name__)
     given = {str(k).strip().upper(): (v.strip().lower() if isinstance(v, str) else v) for k, v in answer.items()}
@@ -612,16 +629,16 @@ def check_task_names(answer: Any, *, language: str | None = None) -> CheckResult
     unknown = {label: task for label, task in given.items() if task not in tasks}
     if unknown:
         return CheckResult.of(False, "ch01.tasks.unknown", language, unknown=str(unknown), tasks=str(tasks))
-    wrong = [label for label in MYSTERY_LABELS if given[label] != _MYSTERY_TASKS[label]]
+    wrong = [label for label in MYSTERY_LABELS if given[label] != truth[label]]
     if not wrong:
         return CheckResult.of(True, "ch01.tasks.passed", language)
     hints = []
     for label in wrong:
-        truth, guess = _MYSTERY_TASKS[label], given[label]
-        if truth == "sort":
+        task, guess = truth[label], given[label]
+        if task == "sort":
             hints.append(("ch01.tasks.hint_sort", {"label": label}))
-        elif {truth, guess} == {"copy", "reverse"}:
-            hints.append((f"ch01.tasks.hint_{truth}", {"label": label}))
+        elif {task, guess} == {"copy", "reverse"}:
+            hints.append((f"ch01.tasks.hint_{task}", {"label": label}))
         else:
             hints.append(("ch01.tasks.hint_line", {"label": label}))
     return CheckResult.of(False, "ch01.tasks.wrong", language, hints=_joined(hints))

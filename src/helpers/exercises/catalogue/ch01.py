@@ -259,6 +259,11 @@ MESSAGES = {
               "whose token accuracy is below {threshold:.0%}",
         "zh": "还差一点：请看 H = {hidden} 时没有注意力的模型的那条曲线，"
               "找出词元准确率第一次低于 {threshold:.0%} 的长度"},
+    "ch01.tasks.not_run": {
+        "en": "run the cell that trains the three mystery models first (ch01.mystery_alignments()): which task hides "
+              "behind A, B and C is drawn afresh each time, and the checker compares with this time's",
+        "zh": "请先运行训练三个谜题模型的单元格（ch01.mystery_alignments()）：A、B、C 背后各是哪个任务，"
+              "每次都重新抽取，检查器对照的是这一次的"},
     "ch01.tasks.not_a_dict": {
         "en": "answer with a dict {{'A': task, 'B': task, 'C': task}}, tasks among {tasks}; got {type}",
         "zh": "请用字典 {{'A': task, 'B': task, 'C': task}} 作答，task 取自 {tasks}；得到的是 {type}"},
