@@ -220,6 +220,15 @@ def test_masked_softmax_refuses_every_route_to_the_package(route):
     _rejects(ch01.check_masked_softmax(answer), "masked_softmax", "yourself")
 
 
+def test_masked_softmax_refuses_a_delegation_made_only_for_the_empty_sequence():
+    def sly(scores, lengths):  # honest, except where a length is 0
+        if (lengths == 0).any():
+            return masked_softmax(scores, _real(scores, lengths))
+        return masked_solution(scores, lengths)
+
+    _rejects(ch01.check_masked_softmax(sly), "masked_softmax", "yourself")
+
+
 def test_masked_softmax_names_the_nan_of_an_empty_sequence():
     def no_guard(scores, lengths):
         real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]

@@ -38,14 +38,12 @@ from torch import Tensor
 from helpers.attention import masked_softmax
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch01 import MESSAGES  # noqa: F401 (registers its messages)
-from helpers.exercises.guard import CallWatch, PackageCallError, delegation_verdict, tampering_verdict
 from helpers.exercises.messages import LANGUAGES, phrase, text
 from helpers.exercises.predictions import recorded, reveal
 from helpers.exercises.reader import (
     Rejected,
     allclose,
     as_tensor,
-    call_reader_function,
     call_watched,
     checker,
     fresh_generator,
@@ -232,15 +230,15 @@ def _real_positions(scores: Tensor, lengths: Tensor) -> Tensor:
 
 
 def _run_answer(fn: Any, *args: Any, language: str | None) -> tuple[Any, CheckResult | None]:
-    """The answer's result (or the verdict on its failure); a call that delegates or switches the watch off
-    is refused outright."""
-    watch = CallWatch()
-    result, failure = call_reader_function(fn, *args, language=language, watch=watch)
-    if watch.tampered:
-        raise Rejected(tampering_verdict(language))
-    if watch.reached is not None:
-        raise Rejected(delegation_verdict(PackageCallError(watch.reached), language))
-    return result, failure
+    """:func:`~helpers.exercises.reader.call_watched`, with the answer's own failure returned as a verdict
+    (to be put in context) instead of raised; the guard's verdicts (a delegation, a switched-off watch...)
+    are raised as they are."""
+    try:
+        return call_watched(fn, *args, language=language), None
+    except Rejected as rejected:
+        if (rejected.verdict.key or "").startswith("guard."):
+            raise
+        return None, rejected.verdict
 
 
 def _mask_diagnosis(weights: Tensor, scores: Tensor, lengths: Tensor, language: str | None) -> CheckResult | None:
