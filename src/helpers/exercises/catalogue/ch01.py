@@ -26,6 +26,10 @@ MESSAGES = {
         "en": "expected scores of shape (B, S) = {expected}, got {got}",
         "zh": "分数的形状应为 (B, S) = {expected}，得到的是 {got}"},
     "ch01.additive.not_finite": {"en": "your scores contain NaN or inf", "zh": "你的分数里有 NaN 或 inf"},
+    "ch01.additive.constant": {
+        "en": "your function returned the same scores for two different sets of inputs: it must compute them from "
+              "its arguments (the checker draws new ones at every call)",
+        "zh": "对两组不同的输入，你的函数返回了相同的分数：分数必须由参数算出来（检查器每次调用都会重新抽取输入）"},
     "ch01.additive.passed": {
         "en": "v^T tanh(W_q s + W_k h_j) for every encoder state: the same scores as helpers.scores.additive_scores.",
         "zh": "对每个编码器状态算出 v^T tanh(W_q s + W_k h_j)：与 helpers.scores.additive_scores 的分数相同。"},
@@ -92,6 +96,45 @@ MESSAGES = {
         "en": "the padding is ignored, but the weights over the real positions are not their softmax; check the "
               "scores you pass to the softmax",
         "zh": "填充位置已被忽略，但真实位置上的权重不是它们的 softmax；请检查传给 softmax 的分数"},
+    "ch01.masked.finite_fill": {
+        "en": "the padded positions get weight {weight:.1e} in all: tiny, but not 0. A finite fill value such as -30 "
+              "leaves exp(-30) > 0, and a real score below it (-1000, say) would get less weight than the padding; "
+              "fill with -inf (or torch.finfo(dtype).min)",
+        "zh": "填充位置一共分到了 {weight:.1e} 的权重：很小，但不是 0。-30 这样的有限填充值会留下 exp(-30) > 0，"
+              "而比它更低的真实分数（比如 -1000）得到的权重反而比填充还少；应填 -inf（或 torch.finfo(dtype).min）"},
+    "ch01.masked.overflow": {
+        "en": "right for ordinary scores, but wrong (NaN, or what nan_to_num made of it) in the rows where a real "
+              "score is {score:g} (exp({score:g}) overflows to inf, and inf / inf is NaN) or every real score is "
+              "-{score:g} (exp underflows to 0, and 0 / 0 is NaN). Subtract each row's largest real score before exp, "
+              "which changes no weight; torch.softmax does it for you",
+        "zh": "普通的分数都对了，但在有真实分数为 {score:g} 的行（exp({score:g}) 溢出成 inf，inf / inf 是 NaN），"
+              "或真实分数全是 -{score:g} 的行（exp 下溢为 0，0 / 0 是 NaN）里错了"
+              "（是 NaN，或 nan_to_num 由它变成的值）。"
+              "应在 exp 之前减去每行真实位置上最大的分数，这不会改变任何权重；torch.softmax 会替你这样做"},
+    "ch01.masked.underflow": {
+        "en": "right for ordinary scores, but wrong (NaN, or what nan_to_num made of it) in the rows where a padded "
+              "position holds the largest score ({score:g}): the softmax gave it all the weight before the padding "
+              "was removed, the real weights underflowed to 0, and 0 / 0 is NaN. Mask the scores before the softmax "
+              "(and before taking a maximum)",
+        "zh": "普通的分数都对了，但在填充位置持有最大分数（{score:g}）的那些行错了"
+              "（是 NaN，或 nan_to_num 由它变成的值）：去掉填充之前，softmax 已把全部权重给了它，"
+              "真实位置的权重下溢为 0，而 0 / 0 是 NaN。"
+              "应在 softmax 之前（也在取最大值之前）给分数加掩码"},
+    "ch01.masked.large_nan": {
+        "en": "right for ordinary scores, but scores of +-{score:g} give NaN or inf: compute the softmax stably "
+              "(subtract the row's largest real score, or use torch.softmax on the masked scores)",
+        "zh": "普通的分数都对了，但 +-{score:g} 这样的分数得到了 NaN 或 inf：softmax 要算得数值稳定"
+              "（减去该行最大的真实分数，或对加过掩码的分数用 torch.softmax）"},
+    "ch01.masked.large_padding": {
+        "en": "right for ordinary scores, but with scores of +-{score:g} the padded positions get weight {weight:.3g}: "
+              "a finite fill value is not low enough for every score; fill with -inf",
+        "zh": "普通的分数都对了，但分数为 +-{score:g} 时，填充位置分到了 {weight:.3g} 的权重："
+              "有限的填充值不可能比所有分数都低；应填 -inf"},
+    "ch01.masked.large_differs": {
+        "en": "right for ordinary scores, but not for scores of +-{score:g}: the weights over the real positions are "
+              "not their softmax there (a clamp, or a float16 step, loses them?)",
+        "zh": "普通的分数都对了，但分数为 +-{score:g} 时不对：真实位置上的权重不是它们的 softmax"
+              "（是截断了分数，还是某一步用了 float16？）"},
     "ch01.masked.empty_failed": {
         "en": "right for non-empty sequences, but with a sequence of length 0: {failure}",
         "zh": "非空序列都对了，但遇到长度为 0 的序列时：{failure}"},
@@ -114,9 +157,9 @@ MESSAGES = {
               "你的这一行之和为 {total:.3g}（填充位置上是均匀的权重：用的是 finfo.min 这类很大的负分数，"
               "而不是 -inf）"},
     "ch01.masked.passed": {
-        "en": "softmax over the real tokens, exactly 0 on the padding, and an empty sequence gets zeros instead of "
-              "NaN: the same as helpers.attention.masked_softmax.",
-        "zh": "softmax 只在真实词元上计算，填充位置恰好为 0，空序列得到的是全零而不是 NaN："
+        "en": "softmax over the real tokens, exactly 0 on the padding, stable with scores of +-1000, and an empty "
+              "sequence gets zeros instead of NaN: the same as helpers.attention.masked_softmax.",
+        "zh": "softmax 只在真实词元上计算，填充位置恰好为 0，分数为 +-1000 时依然稳定，空序列得到的是全零而不是 NaN："
               "与 helpers.attention.masked_softmax 相同。"},
     "ch01.breaking.unreadable": {
         "en": "could not read the sweep for hidden_size={hidden_size}: {error}",
@@ -129,11 +172,70 @@ MESSAGES = {
         "zh": "请用一个长度作答，即 {lengths} 中的一个 int（或者 None），得到的是 {answer}"},
     "ch01.breaking.passed": {
         "en": "the GRU without attention (H = {hidden}) first falls below {threshold:.0%} at length {expected}: "
-              "{values}.",
-        "zh": "没有注意力的 GRU（H = {hidden}）在长度 {expected} 处首次降到 {threshold:.0%} 以下：{values}。"},
+              "{values}. {prediction}",
+        "zh": "没有注意力的 GRU（H = {hidden}）在长度 {expected} 处首次降到 {threshold:.0%} 以下：{values}。"
+              "{prediction}"},
     "ch01.breaking.passed_never": {
-        "en": "the GRU without attention (H = {hidden}) never falls below: {values}.",
-        "zh": "没有注意力的 GRU（H = {hidden}）始终没有降到阈值以下：{values}。"},
+        "en": "the GRU without attention (H = {hidden}) never falls below: {values}. {prediction}",
+        "zh": "没有注意力的 GRU（H = {hidden}）始终没有降到阈值以下：{values}。{prediction}"},
+    "ch01.breaking.read": {
+        "en": "that is the length read off the sweep",
+        "zh": "这正是从扫描结果中读出的长度"},
+    "ch01.breaking.no_prediction": {
+        "en": "no prediction recorded: run the prediction cell before the sweep of section 2, "
+              "predict({key!r}, n) with your guess (an int, or \"never\"); the checker compares it once your reading "
+              "is right",
+        "zh": "还没有记录预测：请运行第 2 节扫描之前的预测单元格，即 predict({key!r}, n)，填入你的猜测"
+              "（一个 int，或者 \"never\"）；你的读数正确之后，检查器会拿它来比较"},
+    "ch01.breaking.prediction_ellipsis": {
+        "en": "your prediction is still ...: replace it with your guess in predict({key!r}, ...) before the sweep of "
+              "section 2 (an int, or \"never\")",
+        "zh": "你的预测还是 ...：请在第 2 节扫描之前的 predict({key!r}, ...) 中把它换成你的猜测"
+              "（一个 int，或者 \"never\"）"},
+    "ch01.breaking.prediction_not_a_length": {
+        "en": "the prediction must be a length (a positive int) or \"never\", got {value}",
+        "zh": "预测必须是一个长度（正的 int）或者 \"never\"，得到的是 {value}"},
+    "ch01.breaking.prediction_right": {
+        "en": "Your prediction ({predicted}) agrees with the sweep.",
+        "zh": "你的预测（{predicted}）与扫描结果一致。"},
+    "ch01.breaking.prediction_early": {
+        "en": "Your prediction ({predicted}) was too early: the model held out longer than you expected; what did the "
+              "bit count of the chapter leave out?",
+        "zh": "你的预测（{predicted}）偏早了：模型撑得比你预想的更久；正文里的比特计数漏掉了什么？"},
+    "ch01.breaking.prediction_late": {
+        "en": "Your prediction ({predicted}) was too late: the model broke at {expected}, sooner than you expected; "
+              "2H numbers hold far fewer symbols than their bits allow once gradient descent must learn to write them",
+        "zh": "你的预测（{predicted}）偏晚了：模型在 {expected} 处就失效了，比你预想的更早；"
+              "一旦要靠梯度下降学会把符号写进去，2H 个数能装下的符号远少于它们的比特数所允许的"},
+    "ch01.breaking.prediction_never": {
+        "en": "Your prediction (never) was wrong: the model broke at {expected}.",
+        "zh": "你的预测（never，不会失效）错了：模型在 {expected} 处失效了。"},
+    "ch01.breaking.prediction_broke_never": {
+        "en": "Your prediction ({predicted}) was wrong: in the range of the sweep the model never broke.",
+        "zh": "你的预测（{predicted}）错了：在扫描的范围内，模型始终没有失效。"},
+    "ch01.breaking.late": {
+        "en": "the reading is right, but your prediction ({key!r}) was recorded after this checker had shown the "
+              "result: a prediction counts only before; keep the one you made, and compare it with the sweep",
+        "zh": "读数是对的，但你的预测（{key!r}）是在检查器显示结果之后才记录的：预测只有在结果之前做才算数；"
+              "请保留你原来的预测，拿它与扫描结果比较"},
+    "ch01.breaking.no_models": {
+        "en": "this result holds no trained model without attention of H = {hidden} for seed {seed}: the checker tests "
+              "the sweep's models again, so pass the result of bn.bottleneck_sweep as it came",
+        "zh": "这个结果里没有种子 {seed}、H = {hidden} 的训练过的无注意力模型：检查器会重新测试扫描中的模型，"
+              "所以请原样传入 bn.bottleneck_sweep 的返回值"},
+    "ch01.breaking.untrained": {
+        "en": "the model without attention of H = {hidden}, seed {seed}, in this result was never trained (its weights "
+              "are those it was initialised with): training did not produce this result",
+        "zh": "这个结果里种子 {seed}、H = {hidden} 的无注意力模型从未训练过（权重还是初始化时的样子）："
+              "这个结果不是训练得来的"},
+    "ch01.breaking.not_reproduced": {
+        "en": "the result records a token accuracy of {recorded:.2f} at length {length} for the model without "
+              "attention (H = {hidden}, mean over the seeds), but its own models, tested again on fresh sequences of "
+              "the task {task!r}, get {again:.2f}: pass the sweep's result unchanged, and task= the task it trained on",
+        "zh": "这个结果记录的无注意力模型（H = {hidden}，各种子的平均）在长度 {length} 处的词元准确率是 "
+              "{recorded:.2f}，"
+              "但用任务 {task!r} 的新序列重新测试它自己的模型，得到的是 {again:.2f}："
+              "请原样传入扫描的结果，并用 task= 写明它训练的任务"},
     "ch01.breaking.not_evaluated": {
         "en": "{answer} is not one of the evaluated lengths {lengths}",
         "zh": "{answer} 不在评估过的长度 {lengths} 之中"},
@@ -157,6 +259,11 @@ MESSAGES = {
               "whose token accuracy is below {threshold:.0%}",
         "zh": "还差一点：请看 H = {hidden} 时没有注意力的模型的那条曲线，"
               "找出词元准确率第一次低于 {threshold:.0%} 的长度"},
+    "ch01.tasks.not_run": {
+        "en": "run the cell that trains the three mystery models first (ch01.mystery_alignments()): which task hides "
+              "behind A, B and C is drawn afresh each time, and the checker compares with this time's",
+        "zh": "请先运行训练三个谜题模型的单元格（ch01.mystery_alignments()）：A、B、C 背后各是哪个任务，"
+              "每次都重新抽取，检查器对照的是这一次的"},
     "ch01.tasks.not_a_dict": {
         "en": "answer with a dict {{'A': task, 'B': task, 'C': task}}, tasks among {tasks}; got {type}",
         "zh": "请用字典 {{'A': task, 'B': task, 'C': task}} 作答，task 取自 {tasks}；得到的是 {type}"},
@@ -202,9 +309,19 @@ MESSAGES = {
     "ch01.gradient.not_allowed": {
         "en": "{key} must be one of {allowed}, got {value}",
         "zh": "{key} 必须是 {allowed} 之一，得到的是 {value}"},
-    "ch01.gradient.unreadable": {
-        "en": "could not read the measurement (pass the result of gradient_by_distance): {error}",
-        "zh": "读不出测量结果（请传入 gradient_by_distance 的返回值）：{error}"},
+    "ch01.gradient.takes_nothing": {
+        "en": "call the checker with no argument: it runs the measurement itself, and reads your prediction from "
+              "predict({key!r}, {{...}}), recorded before",
+        "zh": "调用检查器时不要传参数：它自己运行测量，并读取你事先用 predict({key!r}, {{...}}) 记录的预测"},
+    "ch01.gradient.not_recorded": {
+        "en": "no prediction recorded: fill in the cell above and run it, predict({key!r}, {{...}}), before this "
+              "checker runs the measurement",
+        "zh": "还没有记录预测：请先填好上面的单元格并运行它，即 predict({key!r}, {{...}})，然后再让检查器运行测量"},
+    "ch01.gradient.late": {
+        "en": "your prediction was recorded after the result had been shown ({measured}): a prediction counts only "
+              "before the run; keep the one you made first, and note what surprised you",
+        "zh": "你的预测是在结果显示之后才记录的（{measured}）：预测只有在运行之前做才算数；"
+              "请保留你最初的预测，并记下让你意外的地方"},
     "ch01.gradient.measured": {
         "en": "measured: the GRU's gradient changes by a factor {rate_rnn:.2f} per token, attention's by "
               "{rate_att:.2f}, and the GRU's is {ratio:,.3g} times smaller at distance {far} than at distance 1",
@@ -237,6 +354,11 @@ MESSAGES = {
     "ch01.control.ellipsis": {
         "en": "replace each ... with a value of your design",
         "zh": "请把每个 ... 换成你设计的值"},
+    "ch01.control.per_model": {
+        "en": "{key} must be one value, used for both models: a control changes nothing but attention (and the "
+              "size that matches the parameters), so both train on the same seeds, lengths and steps",
+        "zh": "{key} 必须只有一个值，两个模型共用：对照实验除了注意力（以及为对齐参数量而调的大小）之外什么都不改，"
+              "所以两个模型用相同的种子、长度和步数训练"},
     "ch01.control.not_positive": {
         "en": "{key} must be a positive int, got {value}",
         "zh": "{key} 必须是正的 int，得到的是 {value}"},
@@ -251,6 +373,21 @@ MESSAGES = {
         "en": "use at least 3 distinct positive source lengths: the claim is about how accuracy changes with "
               "length, which one length cannot show",
         "zh": "至少要用 3 个不同的正的源序列长度：要检验的是准确率怎样随长度变化，一个长度看不出来"},
+    "ch01.control.too_short": {
+        "en": "your longest length is {longest}: the model without attention of this size still works there, so the "
+              "two models cannot differ; reach past the bottleneck, to at least {minimum} symbols",
+        "zh": "你最长的长度是 {longest}：这个大小的无注意力模型在那里还能工作，两个模型就不可能有差别；"
+              "长度要越过瓶颈，至少到 {minimum} 个符号"},
+    "ch01.control.no_short": {
+        "en": "your shortest length is {shortest}: include a length both models handle (at most {maximum}), so that "
+              "a difference at the long end is a trend, not two models that never learned",
+        "zh": "你最短的长度是 {shortest}：要包括一个两个模型都能处理的长度（至多 {maximum}），"
+              "这样长端的差别才是一种趋势，而不是两个根本没学会的模型"},
+    "ch01.control.few_steps": {
+        "en": "{steps} training steps: too few for either model to learn the task, and a comparison of two untrained "
+              "models shows nothing; train for at least {minimum} steps (the chapter's budget)",
+        "zh": "{steps} 个训练步数：太少，两个模型都学不会这个任务，比较两个没训练好的模型什么也说明不了；"
+              "至少训练 {minimum} 步（正文用的步数）"},
     "ch01.control.counts": {
         "en": "the model with attention (H = {attention_hidden}) has {attention_params:,} parameters, the model "
               "without (H = {plain_hidden}) {plain_params:,}",
