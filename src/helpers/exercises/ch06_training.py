@@ -609,7 +609,8 @@ def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor], *, langua
     Compared with :class:`helpers.blocks.TransformerBlock` (``norm_first=True``) on a block and an
     input drawn fresh at each call. While ``fn`` runs every function of the package is forbidden
     (the block's own ``forward`` included) except :class:`helpers.multihead.MultiHeadAttention`,
-    the attention sub-layer the answer calls. The message says what a misplaced LayerNorm does.
+    the attention sub-layer the answer calls, and :func:`buggy_pre_ln_block` (which is wrong: passing
+    it back gets its diagnosis). The message says what a misplaced LayerNorm does.
 
     Args:
         fn: The reader's function.
@@ -621,7 +622,8 @@ def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor], *, langua
     block, x = _fresh_block(fresh_generator())
     with torch.no_grad():
         right = block(x).hidden
-        result = call_watched(fn, block, x.clone(), allowed=(MultiHeadAttention,), language=language)
+        result = call_watched(fn, block, x.clone(), allowed=(MultiHeadAttention, buggy_pre_ln_block),
+                              language=language)
         out = as_tensor(result, phrase("ch06_training.what.block"), language)
         if out.shape != right.shape:
             return CheckResult.of(False, "ch06_training.pre.shape", language, expected=tuple(right.shape),
