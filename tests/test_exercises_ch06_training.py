@@ -124,7 +124,7 @@ def test_entropy_checker_rejects_the_package_and_torch_distributions_by_any_rout
         assert not verdict.passed and "torch.distributions" in verdict.message, route
 
 
-# ------------------------------------------------------------------ exercise 2: attention rollout
+# ------------------------------------------------------------------ exercise 3: attention rollout
 
 
 def rollout(attentions):  # the lab's solution
@@ -264,7 +264,7 @@ def test_pre_ln_checker_rejects_the_block_itself_by_any_route():
         assert not verdict.passed and "helpers.TransformerBlock" in verdict.message, route
 
 
-# ------------------------------------------------------------------ exercise 3: broken heads
+# ------------------------------------------------------------------ exercise 2: broken heads
 
 
 def find_heads(run):  # the lab's solution

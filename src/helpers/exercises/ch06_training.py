@@ -162,7 +162,7 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str 
     return CheckResult.of(True, "ch06_training.entropy.passed", language)
 
 
-# ------------------------------------------------------------------ exercise 2: attention rollout
+# ------------------------------------------------------------------ exercise 3: attention rollout
 
 
 def _fuse(layer: Tensor, how: str = "mean") -> Tensor:
@@ -270,7 +270,7 @@ def check_rollout(fn: Callable[[list[Tensor]], Tensor], *, language: str | None 
     return CheckResult.of(True, "ch06_training.rollout.passed", language)
 
 
-# ------------------------------------------------------------------ exercise 3: broken heads
+# ------------------------------------------------------------------ exercise 2: broken heads
 
 
 @dataclass

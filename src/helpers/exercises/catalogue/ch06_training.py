@@ -82,7 +82,7 @@ MESSAGES = {
               "nats, with padded keys excluded, and on scores of +-1000 (0 log 0 = 0).",
         "zh": "在新抽取的输入上，你的熵与 helpers.diagnostics.attention_entropy 对掩码后的 softmax 算出的结果一致："
               "单位为奈特，不计填充的键；在 +-1000 的分数上也对（0 log 0 = 0）。"},
-    # exercise 2: attention rollout
+    # exercise 3: attention rollout
     "ch06_training.what.rollout": {"en": "rollout, shape (B, L, L)", "zh": "注意力展开（形状 (B, L, L)）"},
     "ch06_training.rollout.per_head": {
         "en": "shape {shape} keeps one map per head (B, H, L, L): fuse the heads first, the mean over dim=1 of each "
@@ -147,7 +147,7 @@ MESSAGES = {
               "innermost.",
         "zh": "在新抽取的权重上（2 到 4 层，含一个完全屏蔽的查询行），你的展开与 helpers.diagnostics.attention_rollout "
               "一致：各头取平均、混入残差、各行重新归一化、第一层在最里面。"},
-    # exercise 3: the broken heads
+    # exercise 2: the broken heads
     "ch06_training.heads.not_a_run": {
         "en": "pass the run from train_broken_heads as the second argument, got {type}",
         "zh": "第二个参数应是 train_broken_heads 返回的运行结果，得到的是 {type}"},
