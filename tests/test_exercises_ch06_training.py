@@ -31,7 +31,7 @@ def entropy_loops(scores, mask):  # another style: loops, and only the entries w
     batch, heads, length, _ = scores.shape
     out = torch.zeros(batch, heads)
     for b in range(batch):
-        real = scores[b][..., mask[b]]  # (H, L, S_real)
+        real = scores[b].float()[..., mask[b]]  # (H, L, S_real), in float32
         p = torch.softmax(real, dim=-1)
         for h in range(heads):
             total = 0.0
@@ -90,6 +90,15 @@ def test_entropy_checker_names_the_hard_cases_zero_weights_of_real_keys_and_a_fi
 
     verdict = ex.check_head_entropy(finite_mask)
     assert not verdict.passed and "+-1000" in verdict.message and "-inf" in verdict.message
+
+
+def test_entropy_checker_names_a_softmax_in_half_precision():
+    def half(s, m):  # no .float(): the softmax and the log run in the input's float16
+        p = torch.softmax(s.masked_fill(~m[:, None, None, :], float("-inf")), dim=-1)
+        return -torch.special.xlogy(p, p).sum(-1).mean(-1)
+
+    verdict = ex.check_head_entropy(half)
+    assert not verdict.passed and "float16" in verdict.message and "float32" in verdict.message
 
 
 def test_entropy_checker_draws_fresh_inputs_so_a_table_of_answers_fails():
@@ -374,6 +383,8 @@ def test_post_ln_fix_checker_refuses_before_training_without_a_prediction_or_wit
     verdict = ex.check_post_ln_fix(fake, "a")
     assert not verdict.passed and "trains your settings itself" in verdict.message
     assert "as a dict" in ex.check_post_ln_fix(0.1, "a").message
+    old_style = ex.check_post_ln_fix(lambda seed: tf.train_lag_model(norm_first=False, lr=1e-2, seed=seed), "a")
+    assert not old_style.passed and "as a dict" in old_style.message  # a function that returns its own result
     assert "unknown setting" in ex.check_post_ln_fix({"lr": 1e-2, "num_layers": 1}, "a").message
     assert "160" in ex.check_post_ln_fix({"steps": 1000}, "a").message  # more steps: within the budget
     assert "80" in ex.check_post_ln_fix({"steps": 20, "lr": 1e-2}, "a").message  # no fewer than the failing run

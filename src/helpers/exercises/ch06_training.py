@@ -75,9 +75,12 @@ def _entropy(weights: Tensor) -> Tensor:
 
 
 def _entropy_case(gen: torch.Generator, hard: bool) -> tuple[Tensor, Tensor]:
-    """Fresh scores ``(B, H, L, S)`` and a padding mask ``(B, S)``: every sequence has >= 1 real key,
-    the first has a single one (its entropy is exactly 0) when ``hard``; ``hard`` scores reach
-    +-1000, so that real keys get weight exactly 0 too (``0 log 0``)."""
+    """Fresh scores ``(B, H, L, S)`` and a padding mask ``(B, S)``: every sequence has >= 1 real key.
+
+    When ``hard``, scores reach +-1000: the first sequence has a single real key, scored -1000 (its
+    entropy is exactly 0; a padding score of -1000 instead of -inf would tie with it), and in every
+    other sequence one real key scores +1000 in about half the rows (at least one), so that the other
+    real keys of those rows get weight exactly 0 (``0 log 0``)."""
     batch, heads, length = fresh_int(2, 4, gen), fresh_int(1, 4, gen), fresh_int(2, 6, gen)
     keys = fresh_int(4, 9, gen)
     lengths = torch.randint(2, keys, (batch,), generator=gen)  # at least one padded key per sequence
@@ -89,6 +92,12 @@ def _entropy_case(gen: torch.Generator, hard: bool) -> tuple[Tensor, Tensor]:
     if hard:
         big = torch.rand(batch, heads, length, keys, generator=gen) < 0.3
         scores = torch.where(big, 1000 * torch.randn(batch, heads, length, keys, generator=gen).sign(), scores)
+        real = mask.float().argmax(-1)  # (B,): the first real key of each sequence
+        scores[0, :, :, real[0]] = -1000.0
+        for b in range(1, batch):
+            rows = torch.rand(heads, length, generator=gen) < 0.5  # (H, L)
+            rows[0, 0] = True
+            scores[b, :, :, real[b]] = torch.where(rows, 1000.0, scores[b, :, :, real[b]])
     return scores, mask
 
 
@@ -100,7 +109,8 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str 
     ``True`` for a real token); the entropy ``-sum p log p`` of each query's row is averaged over
     the queries. The reference is :func:`helpers.diagnostics.attention_entropy` of the masked
     softmax. The inputs are drawn fresh at each call: first moderate scores, then scores of
-    +-1000 (real keys of weight exactly 0) with a sequence of one real key. Every function of the
+    +-1000 (real keys of weight exactly 0) with a sequence of one real key, then scores in float16
+    (the softmax belongs in float32). Every function of the
     package and ``torch.distributions`` (``Categorical(...).entropy()``) are forbidden while ``fn`` runs.
 
     Args:
@@ -116,16 +126,22 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str 
     from helpers import diagnostics
 
     gen = fresh_generator()
-    for hard in (False, True):
+    for case in ("moderate", "hard", "float16"):
+        hard = case == "hard"
         scores, mask = _entropy_case(gen, hard)
+        if case == "float16":
+            scores = scores.half()
         batch, heads, length, keys = scores.shape
         allowed = mask[:, None, None, :]  # (B, 1, 1, S)
-        weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)  # (B, H, L, S)
+        weights = torch.softmax(scores.float().masked_fill(~allowed, float("-inf")), dim=-1)  # (B, H, L, S)
         right = diagnostics.attention_entropy(weights)
         result = call_watched(fn, scores.clone(), mask.clone(), forbidden=DISTRIBUTIONS, language=language)
         out = as_tensor(result, phrase("ch06_training.what.entropy"), language).detach()
         if allclose(out, right):
             continue
+        if case == "float16" and out.shape == right.shape and not torch.isnan(out).any():
+            raise Rejected(CheckResult.of(False, "ch06_training.entropy.float16", language,
+                                          diff=(out.double() - right.double()).abs().max().item()))
         if out.shape == (batch, heads, length):
             raise Rejected(CheckResult.of(False, "ch06_training.entropy.per_query", language, shape=tuple(out.shape)))
         if out.shape != right.shape:
@@ -158,7 +174,7 @@ def check_head_entropy(fn: Callable[[Tensor, Tensor], Tensor], *, language: str 
         if allclose(out, right / keys) or allclose(out, -torch.special.xlogy(weights, weights).mean(-1).mean(-1)):
             raise Rejected(CheckResult.of(False, "ch06_training.entropy.mean_over_keys", language))
         raise Rejected(CheckResult.of(False, "ch06_training.entropy.differs", language,
-                                      diff=(out - right).abs().max().item()))
+                                      diff=(out.double() - right.double()).abs().max().item()))
     return CheckResult.of(True, "ch06_training.entropy.passed", language)
 
 
@@ -199,7 +215,7 @@ def _rollout_case(gen: torch.Generator) -> list[Tensor]:
     """Fresh weights of N layers, ``(B, H, L, L)`` each: softmax rows, some causal layers, and one query
     row per case left fully masked (all zeros in every head, as a masked softmax returns it)."""
     layers, batch = fresh_int(2, 4, gen), fresh_int(1, 3, gen)
-    heads, length = fresh_int(1, 4, gen), fresh_int(3, 7, gen)
+    heads, length = fresh_int(2, 4, gen), fresh_int(3, 7, gen)  # 2 heads at least: the fusion shows
     weights = []
     for _ in range(layers):
         scores = 1.5 * torch.randn(batch, heads, length, length, generator=gen)  # (B, H, L, L)
@@ -244,7 +260,7 @@ def check_rollout(fn: Callable[[list[Tensor]], Tensor], *, language: str | None 
         if out.shape == right.shape and torch.allclose(out.double(), right.double(), rtol=1e-4, atol=1e-5):
             continue
         batch, heads, length = layers[0].shape[:3]
-        if out.shape == (batch, heads, length, length) and heads > 1:
+        if out.shape == (batch, heads, length, length):
             raise Rejected(CheckResult.of(False, "ch06_training.rollout.per_head", language, shape=tuple(out.shape)))
         if out.shape != right.shape:
             raise Rejected(CheckResult.of(False, "ch06_training.rollout.shape", language,

@@ -37,6 +37,11 @@ MESSAGES = {
         "zh": "在普通大小的分数上是对的，但在 +-1000 的分数、且有一个序列只有一个真实键时错了（最大 |差值| 为 "
               "{diff:.3g} 奈特）：请用 float32 计算 softmax，把填充位置的分数设为 -inf（而不是一个很大的负数，"
               "+-1000 的分数会盖过它），并令 0 log 0 = 0"},
+    "ch06_training.entropy.float16": {
+        "en": "right in float32, off for scores in float16 (max |diff| {diff:.3g} nats): a softmax and a log in half "
+              "precision lose about three digits. Compute in float32 whatever the input's dtype (scores.float())",
+        "zh": "在 float32 下是对的，但分数为 float16 时有偏差（最大 |差值| 为 {diff:.3g} 奈特）：半精度下的 softmax "
+              "和对数会丢掉大约三位有效数字。无论输入是什么类型，都请用 float32 计算（scores.float()）"},
     "ch06_training.entropy.no_mask": {
         "en": "the padding mask is missing: the softmax gave weight to the padded keys, so each padded key counted as "
               "a possible target and the entropy came out too high. Set the padded keys' scores to -inf before the "
@@ -79,9 +84,9 @@ MESSAGES = {
               "最后对查询取平均"},
     "ch06_training.entropy.passed": {
         "en": "your entropies match helpers.diagnostics.attention_entropy of the masked softmax on fresh inputs, in "
-              "nats, with padded keys excluded, and on scores of +-1000 (0 log 0 = 0).",
+              "nats, with padded keys excluded, on scores of +-1000 (0 log 0 = 0) and on scores in float16.",
         "zh": "在新抽取的输入上，你的熵与 helpers.diagnostics.attention_entropy 对掩码后的 softmax 算出的结果一致："
-              "单位为奈特，不计填充的键；在 +-1000 的分数上也对（0 log 0 = 0）。"},
+              "单位为奈特，不计填充的键；在 +-1000 的分数上（0 log 0 = 0）和 float16 的分数上也对。"},
     # exercise 3: attention rollout
     "ch06_training.what.rollout": {"en": "rollout, shape (B, L, L)", "zh": "注意力展开（形状 (B, L, L)）"},
     "ch06_training.rollout.per_head": {
