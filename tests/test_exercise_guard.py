@@ -180,3 +180,18 @@ def test_a_target_that_names_nothing_is_refused_clearly() -> None:
         CallWatch(forbidden=("helpers.attention.no_such_function",))
     with pytest.raises(TypeError, match="forbidden and allowed take functions"):
         CallWatch(forbidden=(3,))
+
+
+
+def test_a_cached_function_may_be_named_in_forbidden_and_allowed() -> None:
+    # functools.lru_cache used to be refused as a target (TypeError), which broke a checker that named one
+    from helpers.exercises.ch03 import expected_entropy
+
+    @functools.lru_cache(maxsize=4)
+    def cached(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    assert "cached" in _refused(lambda t: cached(t), torch.ones(3), forbidden=(cached,))  # its code runs: seen
+    rows = 100 + int(torch.randint(0, 10**6, (1,)))  # a call the cache has not seen
+    assert call_watched(lambda d: expected_entropy(d, 4, num_rows=rows), 2, allowed=(expected_entropy,)) > 0
+    assert "expected_entropy" in _refused(lambda d: expected_entropy(d, 4, num_rows=rows + 1), 2)

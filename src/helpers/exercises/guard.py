@@ -149,6 +149,8 @@ def _unwrap(target: Any) -> Any:
             target = target.fget
         elif hasattr(target, "__wrapped__") and isinstance(target, types.FunctionType):
             target = target.__wrapped__
+        elif isinstance(target, functools._lru_cache_wrapper):  # functools.cache / lru_cache: watch its function
+            target = target.__wrapped__
         else:
             return target
 
