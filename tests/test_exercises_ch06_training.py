@@ -389,6 +389,8 @@ def test_post_ln_fix_checker_refuses_before_training_without_a_prediction_or_wit
     assert "160" in ex.check_post_ln_fix({"steps": 1000}, "a").message  # more steps: within the budget
     assert "80" in ex.check_post_ln_fix({"steps": 20, "lr": 1e-2}, "a").message  # no fewer than the failing run
     assert "lr=0.0" in ex.check_post_ln_fix({"lr": 0.0}, "a").message
+    for name, allowed in ex.SETTING_RANGES.items():  # the stated ranges are the ones the messages give
+        assert allowed in ex.check_post_ln_fix({name: "x"}, "a").message, name
     assert "one of the stated mechanisms" in ex.check_post_ln_fix(LOWER_LR, "the learning rate, lr lr lr").message
     assert "one of the stated mechanisms" in ex.check_post_ln_fix(LOWER_LR, "学习率学习率").message
     assert "at least 2" in ex.check_post_ln_fix(LOWER_LR, "a", seeds=(0,)).message

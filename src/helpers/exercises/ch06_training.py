@@ -769,7 +769,8 @@ def check_post_ln_fix(settings: Any, mechanism: Any, seeds: Sequence[int] = (0, 
     for name in FAILING_SETTINGS:
         if name in settings and not _valid(name, settings[name], steps):
             return CheckResult.of(False, "ch06_training.fix.bad_setting", language, name=name,
-                                  got=repr(settings[name]), allowed=SETTING_RANGES[name])
+                                  got=repr(settings[name]),
+                                  allowed=phrase(f"ch06_training.fix.range_{name}"))
     choice = mechanism.strip().lower() if isinstance(mechanism, str) else None
     if choice not in MECHANISMS:
         return CheckResult.of(False, "ch06_training.fix.no_mechanism", language, got=repr(mechanism),

@@ -287,6 +287,11 @@ MESSAGES = {
     "ch06_training.fix.bad_setting": {
         "en": "{name}={got} is outside what this exercise accepts: {allowed}",
         "zh": "{name}={got} 超出了这道练习接受的范围：{allowed}"},
+    "ch06_training.fix.range_norm_first": {"en": "True or False", "zh": "True 或 False"},
+    "ch06_training.fix.range_lr": {"en": "0.0001 to 0.1", "zh": "0.0001 到 0.1"},
+    "ch06_training.fix.range_warmup_steps": {"en": "0 to steps - 1", "zh": "0 到 steps - 1"},
+    "ch06_training.fix.range_clip_grad_norm": {"en": "None or above 0", "zh": "None 或大于 0 的数"},
+    "ch06_training.fix.range_steps": {"en": "80 to 160", "zh": "80 到 160"},
     "ch06_training.fix.no_mechanism": {
         "en": "mechanism must be the letter of one of the stated mechanisms ({letters}), got {got}",
         "zh": "mechanism 必须是所列机制之一的字母（{letters}），得到的是 {got}"},
