@@ -528,8 +528,11 @@ def check_broken_heads(fn: Callable[[BrokenHeadsRun], Any], run: BrokenHeadsRun,
 
     gen = fresh_generator()
     seed = fresh_int(1_000, 10**6, gen)
-    order = torch.randperm(_LAYERS * _HEADS, generator=gen).tolist()
-    fresh_truth = (divmod(order[0], _HEADS), divmod(order[1], _HEADS))
+    while True:  # other heads than the lab's run, so that no answer typed for it passes
+        order = torch.randperm(_LAYERS * _HEADS, generator=gen).tolist()
+        fresh_truth = (divmod(order[0], _HEADS), divmod(order[1], _HEADS))
+        if fresh_truth[0] != truth[0] and fresh_truth[1] != truth[1]:
+            break
     for each, heads, fresh in ((lab, truth, False), (None, fresh_truth, True)):
         if each is None:
             each = _train_broken(seed, *fresh_truth, 100, 1e-2)
