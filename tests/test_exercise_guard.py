@@ -335,3 +335,26 @@ def test_naming_a_module_not_imported_yet_does_not_import_it_and_still_watches_i
         "    raise AssertionError('a module imported by the answer was not watched')\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
+
+
+
+def test_a_cached_function_may_be_named_in_forbidden_and_allowed() -> None:
+    # functools.lru_cache used to be refused as a target (TypeError), which broke a checker that named one
+    from helpers.exercises.ch03 import expected_entropy
+
+    @functools.lru_cache(maxsize=4)
+    def cached(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    assert "cached" in _refused(lambda t: cached(t), torch.ones(3), forbidden=(cached,))  # its code runs: seen
+    rows = 100 + int(torch.randint(0, 10**6, (1,)))  # a call the cache has not seen
+    assert call_watched(lambda d: expected_entropy(d, 4, num_rows=rows), 2, allowed=(expected_entropy,)) > 0
+    assert "expected_entropy" in _refused(lambda d: expected_entropy(d, 4, num_rows=rows + 1), 2)
+
+
+def test_a_cached_package_function_is_refused_also_on_a_cache_hit() -> None:
+    from helpers.exercises import ch03
+
+    ch03.expected_entropy(8, num_rows=64)  # fills the cache: the answer's call below runs no Python code of it
+    message = _refused(lambda: ch03.expected_entropy(8, num_rows=64))
+    assert "expected_entropy" in message

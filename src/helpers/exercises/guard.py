@@ -158,6 +158,8 @@ def _unwrap(target: Any) -> Any:
             target = target.fget
         elif hasattr(target, "__wrapped__") and isinstance(target, types.FunctionType):
             target = target.__wrapped__
+        elif isinstance(target, functools._lru_cache_wrapper):  # functools.cache / lru_cache: watch its function
+            target = target.__wrapped__
         else:
             return target
 
@@ -368,6 +370,24 @@ class CallWatch:
                 self.reached = name
 
 
+def _package_caches(watch: CallWatch) -> list[Any]:
+    """The forbidden ``functools.lru_cache`` functions of the package (module level and in classes): a
+    call answered from the cache runs no Python code, so :class:`watching` compares their hit counts."""
+    caches = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == PACKAGE or name.startswith(PACKAGE + ".")):
+            continue
+        for value in list(vars(module).items()):
+            members = [value[1]] + (list(vars(value[1]).values()) if isinstance(value[1], type) else [])
+            for member in members:
+                if isinstance(member, functools._lru_cache_wrapper) and getattr(member, "__module__", None) == name:
+                    code = getattr(_unwrap(member), "__code__", None)
+                    if code is not None and watch._forbidden.match_code(code, name) is not None \
+                            and watch._allowed.match_code(code, name) is None:
+                        caches.append(member)
+    return caches
+
+
 def _nested_codes(code: types.CodeType) -> set[types.CodeType]:
     """``code`` and every code object defined inside it (comprehensions, lambdas, inner functions)."""
     codes = {code}
@@ -424,6 +444,7 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         self._mode: _TorchCalls | None = _TorchCalls(watch) if watch._forbidden.builtins else None
 
     def __enter__(self) -> CallWatch:
+        self._caches = [(cache, cache.cache_info().hits) for cache in _package_caches(self.watch)]
         if self._mode is not None:
             self._mode.__enter__()
             self.watch._torch_threads = {threading.get_ident()}
@@ -442,6 +463,9 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
             self._mode.__exit__(*exc)
         if current is None or getattr(current, "__self__", None) is not self.watch:
             self.watch.tampered = True
+        for cache, hits in self._caches:  # a cache hit runs no Python code and makes no profile event
+            if cache.cache_info().hits > hits and self.watch.reached is None:
+                self.watch.reached = public_name(_unwrap(cache))
 
 
 _EXIT_CODE = watching.__exit__.__code__
