@@ -234,6 +234,7 @@ def test_the_checkers_logits_are_fresh_and_include_a_saturated_and_a_uniform_row
 
 
 def test_softmax_jacobian_refuses_autograd_and_the_package_by_every_route():
+    torch.vmap(torch.func.jacrev(torch.sin))(torch.zeros(1, 2))  # loads torch.func outside the watch (slow under it)
     def by_autograd(z):
         rows = z.reshape(-1, z.shape[-1])
         jac = torch.stack([torch.autograd.functional.jacobian(lambda r: torch.softmax(r, 0), row) for row in rows])
