@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import inspect
 import sys
 import threading
@@ -165,14 +166,19 @@ class _Targets:
 
     def add(self, target: Any, display: str | None = None) -> None:
         if isinstance(target, str):
+            if "." not in target and target not in sys.modules:
+                # A top-level package not imported yet (transformers: seconds to import) is watched by where
+                # its files lie, without importing it: an answer that imports it is still caught.
+                spec = importlib.util.find_spec(target)
+                if spec is not None and spec.origin:
+                    self._add_file(Path(spec.origin), target)
+                    return
             self.add(_resolve(target), display or target)
             return
         if isinstance(target, types.ModuleType):
             file = getattr(target, "__file__", None)
             if file:
-                path = Path(file)
-                prefix = str(path.parent) + "/" if path.name == "__init__.py" else str(path)
-                self.files.append((prefix, target.__name__))
+                self._add_file(Path(file), target.__name__)
             return
         if isinstance(target, type):
             for name, member in vars(target).items():
@@ -199,6 +205,10 @@ class _Targets:
         else:
             raise TypeError(f"forbidden and allowed take functions, methods, classes, modules or dotted paths, got "
                             f"{type(target).__name__}")
+
+    def _add_file(self, path: Path, module: str) -> None:
+        prefix = str(path.parent) + "/" if path.name == "__init__.py" else str(path)
+        self.files.append((prefix, module))
 
     def match_code(self, code: types.CodeType, module: str) -> str | None:
         name = self.codes.get(code)
@@ -294,7 +304,7 @@ class CallWatch:
             name = self._forbidden.match_code(code, module)
             if name is None:
                 return
-            if self._allowed_code(code, frame):
+            if code.co_name == "<module>" or self._allowed_code(code, frame):  # importing a module is no call
                 self._inside_allowed.append(frame)
             elif self.reached is None:
                 self.reached = name
