@@ -403,12 +403,14 @@ def test_lr_prediction_trains_a_run_again_and_refuses_a_history_training_did_not
     for per_lr in forged.runs.values():
         for runs in per_lr:
             for run in runs:
-                run.history.loss[-1] += 0.5  # every run touched: whichever the checker trains again differs
+                run.history.loss[3] += 0.5  # every run touched: whichever the checker trains again differs
     ch03._PRODUCED.add(ch03._digest(forged))  # as if the registry had been fooled
     predict(ch03.LEARNING_RATES_KEY, {"scaled": 1, "no scale": 1})
     result = ch03.check_lr_prediction(_usable, forged)
     assert not result.passed and "the checker trained it again" in result.message
-    assert ch03._trained_again(small_sweep.runs["scaled"][0][0])  # training is deterministic: the real run agrees
+    for run in (small_sweep.runs["scaled"][0][0], small_sweep.runs["no scale"][1][2]):
+        assert ch03._trained_again(run)  # training is deterministic: the real run agrees
+    assert ch03._trained_again(small_sweep.runs["scaled"][1][1], steps=60)  # all of it
 
 
 def test_a_sweep_trained_outside_the_exercise_runner_is_refused(small_sweep):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -413,12 +414,21 @@ def _check_sweep(sweep: Any, language: str | None) -> None:
                 raise Rejected(CheckResult.of(False, "ch03.lr.unfair", language, label=label))
 
 
-def _trained_again(run: RecallRun) -> bool:
-    """Whether training ``run``'s settings with its seed gives its history (the global random state is kept)."""
+RETRAINED_STEPS = 40
+"""Steps of a sweep's run the checker trains again (a constant learning rate: the start of a run does not
+depend on how long it goes on); an edit anywhere else is caught by the sweep's digest."""
+
+
+def _trained_again(run: RecallRun, steps: int = RETRAINED_STEPS) -> bool:
+    """Whether the first ``steps`` steps of ``run``'s settings, trained again with its seed, give the start of its
+    history (the global random state is kept)."""
     with torch.random.fork_rng(devices=[]):
-        again = train_seeds(run.config, (run.seed,), label=run.label)[0]
-    return (again.history.accuracy == run.history.accuracy and again.history.loss == run.history.loss
-            and again.score_std == run.score_std)
+        again = train_seeds(replace(run.config, steps=min(steps, run.config.steps), stop_after_target=None),
+                            (run.seed,), label=run.label)[0]
+    done = len(again.history.loss)
+    return (len(run.history.loss) >= done and again.history.accuracy == run.history.accuracy[:done]
+            and again.history.loss == run.history.loss[:done]
+            and again.score_std == run.score_std[:len(again.score_std)])
 
 
 @checker
@@ -433,8 +443,8 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
     use; without one the checker refuses. ``sweep`` must be a fair sweep (at least
     :data:`MIN_LEARNING_RATES` learning rates, :data:`MIN_SEEDS` seeds at each, the same seeds,
     steps and head size for both heads), returned by :func:`run_learning_rate_sweep` and unchanged
-    since, and one of its runs, drawn at random, is trained again and must give the same history:
-    a made-up or edited sweep is refused. ``fn`` is tried on a fresh
+    since, and the first :data:`RETRAINED_STEPS` steps of one of its runs, drawn at random, are trained
+    again and must give the same history: a made-up or edited sweep is refused. ``fn`` is tried on a fresh
     made-up sweep where the mean over seeds and the worst seed disagree, then on ``sweep``;
     it may not reach the package (except
     :meth:`~helpers.experiments.scale_training.LearningRateSweep.final_accuracy_by_seed`, which reads
