@@ -595,6 +595,18 @@ def test_multihead_fix_layouts_weights_and_inputs_are_fresh():
     assert len(set(seen)) == len(seen) == 6
 
 
+def test_multihead_fix_refuses_a_table_of_answers_for_earlier_inputs():
+    table = []
+
+    def recorder(x, layer):
+        table.append(_fixed(x, layer).detach())
+        return table[-1]
+
+    assert ch03.check_multihead_fix(recorder).passed
+    replay = iter(table)
+    assert not ch03.check_multihead_fix(lambda x, layer: next(replay)).passed
+
+
 def test_multihead_fix_refuses_the_layer_and_pytorch_attention_by_every_route():
     for answer in (lambda x, layer: layer(x)[0], lambda x, layer: layer(x)):
         _refused_by_name(ch03.check_multihead_fix(answer), "helpers.MultiHeadAttention")
