@@ -111,7 +111,12 @@ def _row_spread_loops(queries, keys):  # another style: one row at a time, popul
     return total / len(queries)
 
 
-@pytest.mark.parametrize("answer", [_row_spread, _row_spread_loops])
+def _row_spread_float32(queries, keys):  # another style: in float32, through a batched matrix product
+    scores = torch.bmm(keys.float(), queries.float().unsqueeze(-1)).squeeze(-1)  # (N, S, E) x (N, E, 1) -> (N, S)
+    return float(scores.var(dim=-1).mean())
+
+
+@pytest.mark.parametrize("answer", [_row_spread, _row_spread_loops, _row_spread_float32])
 def test_row_spread_accepts_a_within_row_measurement_and_judges_the_prediction(answer):
     predict(ch03.ROW_SPREAD_KEY, "smaller")
     result = ch03.check_row_spread(answer)
