@@ -358,3 +358,23 @@ def test_a_cached_package_function_is_refused_also_on_a_cache_hit() -> None:
     ch03.expected_entropy(8, num_rows=64)  # fills the cache: the answer's call below runs no Python code of it
     message = _refused(lambda: ch03.expected_entropy(8, num_rows=64))
     assert "expected_entropy" in message
+
+
+def test_a_forbidden_package_not_imported_yet_is_watched_without_importing_it(tmp_path, monkeypatch) -> None:
+    """ATTENTION names transformers: resolving it must not import it (seconds) just to forbid it."""
+    package = tmp_path / "guard_probe_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("def attend(x):\n    return x * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "guard_probe_package", raising=False)
+    watch = CallWatch(forbidden=("guard_probe_package",))
+    assert "guard_probe_package" not in sys.modules
+
+    def imports_and_calls(x):
+        import guard_probe_package
+        return guard_probe_package.attend(x)
+
+    with watching(watch):
+        imports_and_calls(3)
+    assert watch.reached == "guard_probe_package.attend"
+    assert "guard_probe_package.attend" in _refused(imports_and_calls, 3, forbidden=("guard_probe_package",))

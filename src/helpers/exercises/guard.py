@@ -352,7 +352,7 @@ class CallWatch:
             name = self._forbidden.match_code(code, module)
             if name is None:
                 return
-            if self._allowed_code(code, frame):
+            if code.co_name == "<module>" or self._allowed_code(code, frame):  # importing a module is no call
                 self._inside_allowed.append(frame)
             elif self.reached is None:
                 self.reached = name
