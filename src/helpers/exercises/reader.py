@@ -76,7 +76,7 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str
             with watching(watch):
                 result = fn(*args)
             return result, None
-    except PackageCallError as error:  # the answer calls the package's own version (raised by the answer itself: see guard)
+    except PackageCallError as error:  # raised by the answer itself (see guard)
         return None, delegation_verdict(error, language)
     except NotImplementedError:
         return None, CheckResult.of(False, "reader.stub", language)
