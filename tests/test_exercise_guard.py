@@ -378,3 +378,53 @@ def test_a_forbidden_package_not_imported_yet_is_watched_without_importing_it(tm
         imports_and_calls(3)
     assert watch.reached == "guard_probe_package.attend"
     assert "guard_probe_package.attend" in _refused(imports_and_calls, 3, forbidden=("guard_probe_package",))
+
+
+def test_the_answer_runs_on_a_stack_that_holds_no_frame_of_the_checker() -> None:
+    """A traceback's frames (attribute reads: no call for the watch to see) lead nowhere near the
+    checker's locals, where its expected result lies; the caller's grad mode follows the answer."""
+    def up_the_traceback():
+        try:
+            raise RuntimeError
+        except RuntimeError as error:
+            frame = error.__traceback__.tb_frame
+        while frame is not None:
+            if "expected" in frame.f_locals:
+                return frame.f_locals["expected"]
+            frame = frame.f_back
+        return None
+
+    def checker_like(answer):
+        expected = torch.arange(3.0)  # noqa: F841 (what the answer looks for)
+        with torch.no_grad():
+            return call_watched(answer), call_watched(lambda: torch.is_grad_enabled())
+    found, grad = checker_like(up_the_traceback)
+    assert found is None and grad is False
+
+
+def test_private_attention_kernels_and_array_libraries_are_refused_where_attention_is() -> None:
+    q, k, v = _inputs()
+    assert "_scaled_dot_product_attention_math" in _refused(
+        lambda q, k, v: torch._scaled_dot_product_attention_math(q, k, v)[0], q, k, v, forbidden=ATTENTION)
+    numpy_scores = lambda q, k, v: torch.from_numpy(q.numpy() @ k.numpy().transpose(0, 2, 1))  # noqa: E731
+    assert "numpy" in _refused(numpy_scores, q, k, v, forbidden=ATTENTION)
+    import numpy as np
+    asarray_scores = lambda q, k, v: torch.from_numpy(np.asarray(q) @ np.asarray(k).transpose(0, 2, 1))  # noqa: E731
+    assert "__array__" in _refused(asarray_scores, q, k, v, forbidden=ATTENTION)
+
+
+def test_the_autograd_engine_reached_directly_is_refused_where_autograd_is() -> None:
+    from torch.autograd import Variable
+
+    def by_engine(z):
+        z = z.clone().requires_grad_(True)
+        p = torch.softmax(z, -1)
+        grads = Variable._execution_engine.run_backward((p[0],), (torch.ones(()),), False, False, (z,), True, False)
+        return grads[0]
+    assert "run_backward" in _refused(by_engine, torch.randn(5), forbidden=AUTOGRAD)
+
+
+def test_an_answer_that_switches_its_own_threads_watch_off_through_a_partial_is_refused() -> None:
+    off = functools.partial(sys.setprofile, None)  # called from C: the watch sees the partial, not setprofile
+    message = _refused(lambda: (off(), helpers.scaled_dot_product_attention)[1])
+    assert "sys.setprofile" in message

@@ -48,6 +48,7 @@ import gc
 import importlib
 import importlib.util
 import inspect
+import queue
 import sys
 import sysconfig
 import threading
@@ -57,13 +58,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
 from torch.overrides import TorchFunctionMode
 
 from . import CheckResult
 
 __all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "tampering_verdict", "peeking_verdict",
            "public_name",
-           "ATTENTION", "AUTOGRAD", "DISTRIBUTIONS", "TRANSFORMERS"]
+           "run_on_clean_stack", "ATTENTION", "ARRAYS", "AUTOGRAD", "DISTRIBUTIONS", "TRANSFORMERS"]
+
+ARRAYS: tuple[str, ...] = ("torch.Tensor.numpy", "torch.Tensor.__array__", "scipy", "sklearn")
+"""The way out of PyTorch: a tensor turned into a NumPy array (``.numpy()``, ``np.asarray``), SciPy,
+scikit-learn. What a from-scratch exercise asks for in PyTorch done elsewhere, where no torch hook (a
+work counter, a memory tracker) sees it. Part of :data:`ATTENTION`, :data:`AUTOGRAD` and :data:`DISTRIBUTIONS`."""
+
+_PRIVATE_ATTENTION = tuple(f"torch.{name}" for name in sorted(dir(__import__("torch")))
+                           if name.startswith(("_scaled_dot_product", "_native_multi_head_attention",
+                                               "_transformer_encoder_layer_fwd", "_triton_", "_flash_attention",
+                                               "_fused_sdp_choice", "_efficient_attention")))
+"""PyTorch's private attention kernels (``torch._scaled_dot_product_attention_math``...), listed from ``dir(torch)``."""
 
 ATTENTION: tuple[str, ...] = (
     "torch.nn.functional.scaled_dot_product_attention",
@@ -72,14 +85,18 @@ ATTENTION: tuple[str, ...] = (
     "torch.nn.modules.transformer",
     "torch._ops",
     "transformers",
+    *_PRIVATE_ATTENTION,
+    *ARRAYS,
 )
-"""Third-party attention: PyTorch's fused kernel and layers, ``torch.ops`` (``aten`` kernels), transformers."""
+"""Third-party attention: PyTorch's fused kernel, its private kernels and layers, ``torch.ops`` (``aten``
+kernels), transformers, and :data:`ARRAYS`."""
 
-AUTOGRAD: tuple[str, ...] = ("torch.autograd", "torch.func", "torch._functorch", "torch.Tensor.backward")
-"""Derivatives computed for the answer: where an exercise asks for the formula."""
+AUTOGRAD: tuple[Any, ...] = ("torch.autograd", "torch.func", "torch._functorch", "torch.Tensor.backward",
+                             type(torch.autograd.Variable._execution_engine).run_backward, *ARRAYS)
+"""Derivatives computed for the answer: where an exercise asks for the formula (and :data:`ARRAYS`)."""
 
-DISTRIBUTIONS: tuple[str, ...] = ("torch.distributions",)
-"""``torch.distributions``: e.g. ``Categorical(probs).entropy()``."""
+DISTRIBUTIONS: tuple[str, ...] = ("torch.distributions", *ARRAYS)
+"""``torch.distributions`` (e.g. ``Categorical(probs).entropy()``) and :data:`ARRAYS` (``scipy.stats.entropy``)."""
 
 TRANSFORMERS: tuple[str, ...] = ("transformers",)
 """Every module of Hugging Face transformers."""
@@ -180,7 +197,9 @@ class _Targets:
                 # A top-level module not imported yet (transformers takes seconds to import): watch its
                 # files without importing it; an answer that imports it runs code from those files.
                 spec = importlib.util.find_spec(target)
-                if spec is not None and spec.origin:
+                if spec is None:  # not installed (scipy, sklearn on a lean machine): nothing can reach it
+                    return
+                if spec.origin:
                     self._add_file(spec.origin, target)
                     return
             self.add(_resolve(target), display or target)
@@ -323,6 +342,11 @@ class CallWatch:
         """The profile function (see :func:`sys.setprofile`): records, never raises."""
         if self._closed:
             return
+        if frame.f_code in _OWN_CODES:  # run_on_clean_stack: the checker's, not the answer's
+            return
+        if frame.f_code is _TASK_END_CODE:  # the answer thread's task is over: nothing more of it is watched
+            self._closed = True
+            return
         if self._torch_threads is not None and threading.get_ident() not in self._torch_threads:
             self._torch_threads.add(threading.get_ident())  # a thread the answer started: its function modes are
             _TorchCalls(self).__enter__()  # its own, so it gets one too (left on: it ends with the thread)
@@ -368,6 +392,118 @@ class CallWatch:
             name = self._forbidden.match_builtin(arg)
             if name is not None and self._allowed.match_builtin(arg) is None and self.reached is None:
                 self.reached = name
+
+
+def _answer_task(task: _Task) -> None:
+    """One answer, run by the answer thread: the caller's grad mode and dispatch modes, the watch's profile
+    function and function mode, then ``fn``; what the answer left in force is recorded, then undone."""
+    entered = []
+    ident = threading.get_ident()
+    torch._C._set_grad_enabled(task.grad)  # the C function: torch.autograd's Python code may be forbidden
+    try:
+        for mode in task.modes:  # TorchDispatchMode.__enter__ is PyTorch's code: nothing watched runs yet
+            mode.__enter__()
+            entered.append(mode)
+        watch = task.watch
+        if watch is not None and watch._torch_threads is not None:
+            watch._torch_threads.add(ident)  # this thread's function mode is entered here, not by the hook
+            calls = _TorchCalls(watch)
+            calls.__enter__()
+            entered.append(calls)
+        if watch is not None:
+            sys.setprofile(watch.hook)
+        try:
+            task.box["result"] = task.fn(*task.args)
+        except BaseException as error:  # noqa: BLE001 (handed to the caller's thread, which raises it)
+            task.box["error"] = error
+        task.box["profile"] = sys.getprofile()
+        _task_end()
+        sys.setprofile(None)
+    finally:
+        for mode in reversed(entered):
+            mode.__exit__(None, None, None)
+
+
+def _task_end() -> None:
+    """Called by the answer thread once the answer has returned: the watch stops looking at this thread."""
+
+
+@dataclass
+class _Task:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    watch: CallWatch | None
+    grad: bool
+    modes: list[Any]
+    box: dict[str, Any] = field(default_factory=dict)
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+def _answer_loop(tasks: queue.SimpleQueue[_Task]) -> None:
+    """The answer thread: one task at a time, for as long as the session lasts (a thread started for
+    each answer would cost PyTorch's per-thread start-up, milliseconds, on every call)."""
+    while True:
+        task = tasks.get()
+        try:
+            _answer_task(task)
+        finally:
+            task.done.set()
+
+
+_TASKS: queue.SimpleQueue[_Task] = queue.SimpleQueue()
+_ANSWER_THREAD: list[threading.Thread] = []
+_ANSWER_LOCK = threading.Lock()
+
+
+def start_answer_thread() -> None:
+    """Start the answer thread if it is not running. Called before any watch is on (:class:`watching`):
+    a thread started under a watch would inherit its profile function (``threading.setprofile``)."""
+    if not _ANSWER_THREAD or not _ANSWER_THREAD[0].is_alive():
+        _ANSWER_THREAD[:] = [threading.Thread(target=_answer_loop, args=(_TASKS,), name="answer", daemon=True)]
+        _ANSWER_THREAD[0].start()
+
+
+def run_on_clean_stack(fn: Callable[..., Any], *args: Any, watch: CallWatch | None = None) -> Any:
+    """``fn(*args)`` run in the answer thread, whose stack holds no frame of the caller.
+
+    A checker's expected result lies in its locals while the answer runs; an answer that walks up its
+    stack (``e.__traceback__.tb_frame.f_back``, ``traceback.walk_stack``: attribute reads, which no
+    watch sees) would find it. In the answer thread the stack ends at the thread's loop. The answer
+    runs with this thread's grad mode and PyTorch's dispatch modes (a checker's work counter or
+    memory tracker), and under ``watch``'s profile function and function mode.
+
+    Args:
+        fn: The answer.
+        *args: Its arguments.
+        watch: The :class:`CallWatch` in force, if any: when the answer ends with another profile
+            function than the watch's (``functools.partial(sys.setprofile, None)()`` makes no call the
+            watch sees), :attr:`CallWatch.tampered` is set.
+
+    Returns:
+        What ``fn(*args)`` returned.
+
+    Raises:
+        BaseException: Whatever ``fn`` raised, re-raised here.
+    """
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    if _ANSWER_THREAD and threading.current_thread() is _ANSWER_THREAD[0]:  # a checker nested in an answer
+        return fn(*args)
+    with _ANSWER_LOCK:
+        start_answer_thread()
+        task = _Task(fn, args, watch, torch.is_grad_enabled(), list(_get_current_dispatch_mode_stack()))
+        _TASKS.put(task)
+        task.done.wait()
+    box = task.box
+    if watch is not None and "error" not in box and getattr(box.get("profile"), "__self__", None) is not watch:
+        watch.tampered = True
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")
+
+
+_OWN_CODES = frozenset({run_on_clean_stack.__code__, start_answer_thread.__code__})
+_TASK_END_CODE = _task_end.__code__
 
 
 def _package_caches(watch: CallWatch) -> list[Any]:
@@ -444,6 +580,8 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
         self._mode: _TorchCalls | None = _TorchCalls(watch) if watch._forbidden.builtins else None
 
     def __enter__(self) -> CallWatch:
+        if threading.current_thread() is not (_ANSWER_THREAD[0] if _ANSWER_THREAD else None):
+            start_answer_thread()  # before the profile functions below: it must not inherit them
         self._caches = [(cache, cache.cache_info().hits) for cache in _package_caches(self.watch)]
         if self._mode is not None:
             self._mode.__enter__()

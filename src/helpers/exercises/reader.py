@@ -18,7 +18,15 @@ import torch
 from torch import Tensor
 
 from . import CheckResult
-from .guard import CallWatch, PackageCallError, delegation_verdict, peeking_verdict, tampering_verdict, watching
+from .guard import (
+    CallWatch,
+    PackageCallError,
+    delegation_verdict,
+    peeking_verdict,
+    run_on_clean_stack,
+    tampering_verdict,
+    watching,
+)
 
 
 class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
@@ -74,7 +82,7 @@ def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str
             if watch is None:
                 return fn(*args), None
             with watching(watch):
-                result = fn(*args)
+                result = run_on_clean_stack(fn, *args, watch=watch)  # no checker frame above the answer
             return result, None
     except PackageCallError as error:  # raised by the answer itself (see guard)
         return None, delegation_verdict(error, language)
