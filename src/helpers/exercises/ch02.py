@@ -44,7 +44,7 @@ from torch import Tensor
 
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch02 import MESSAGES
-from helpers.exercises.guard import CallWatch
+from helpers.exercises.guard import ARRAYS, CallWatch
 from helpers.exercises.messages import LANGUAGES, text
 from helpers.exercises.reader import (
     Rejected,
@@ -108,9 +108,10 @@ def _quoting_failure(key: str, language: str | None) -> Iterator[None]:
         raise Rejected(CheckResult.of(False, key, language, failure=_in_every_language(rejected.verdict))) from None
 
 
-_COSINE_ELSEWHERE: tuple[Any, ...] = (torch.cosine_similarity,)
+_COSINE_ELSEWHERE: tuple[Any, ...] = (torch.cosine_similarity, *ARRAYS)
 """PyTorch's cosine similarity (``torch.nn.functional.cosine_similarity`` is the same function, and
-``nn.CosineSimilarity`` calls it): broadcast over pairs, it is exercise 4's answer done for you."""
+``nn.CosineSimilarity`` calls it): broadcast over pairs, it is exercise 4's answer done for you; and the
+way out of PyTorch (:data:`~helpers.exercises.guard.ARRAYS`: SciPy's ``cdist``, scikit-learn's cosine)."""
 
 
 def _max_error(a: Tensor, b: Tensor) -> float:
@@ -149,7 +150,7 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
     q2, k2 = _inputs((L2, E2), (S2, E2), generator=gen)
     expected2 = dot_scores(q2, k2)  # (L2, S2); the references first: the reader's code runs watched
     try:
-        result = call_watched(fn, query, key, language=language)
+        result = call_watched(fn, query, key, forbidden=ARRAYS, language=language)
     except Rejected as rejected:
         english = rejected.verdict.in_language("en").message  # the hint depends on the error, not on the language
         if rejected.verdict.key == "reader.raised" and any(
@@ -171,7 +172,7 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
             return CheckResult.of(False, "ch02.dot.batch_mixed", language)
         return CheckResult.of(False, "ch02.dot.values", language, error=_max_error(result, expected))
     with _quoting_failure("ch02.dot.matrices_failed", language):
-        result2 = call_watched(fn, q2, k2, language=language)
+        result2 = call_watched(fn, q2, k2, forbidden=ARRAYS, language=language)
     result2 = as_tensor(result2, _SCORES, language)
     if not allclose(result2, expected2):
         return CheckResult.of(False, "ch02.dot.matrices_wrong", language, shape=tuple(result2.shape))
@@ -239,8 +240,8 @@ def _reader_scores(fn: Any, query: Tensor, key: Tensor, forbidden: tuple[Any, ..
                    language: str | None = None) -> Tensor:
     """The reader's ``(L, S)`` scores for 2-D ``query``/``key`` (computed under the guard, which also
     refuses ``forbidden``); :class:`Rejected` with the verdict (in ``language``) on why there are none."""
-    return _scores_of_shape(call_watched(fn, query, key, forbidden=forbidden, language=language), query, key,
-                            language)
+    scores = call_watched(fn, query, key, forbidden=(*forbidden, *ARRAYS), language=language)
+    return _scores_of_shape(scores, query, key, language)
 
 
 def _scores_of_shape(result: Any, query: Tensor, key: Tensor, language: str | None) -> Tensor:

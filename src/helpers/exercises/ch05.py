@@ -39,7 +39,7 @@ from torch.utils._pytree import tree_flatten
 
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch05 import MESSAGES  # noqa: F401 (registers its messages)
-from helpers.exercises.guard import ATTENTION
+from helpers.exercises.guard import ARRAYS, ATTENTION
 from helpers.exercises.messages import phrase
 from helpers.exercises.predictions import recorded, reveal
 from helpers.exercises.reader import Rejected, allclose, as_tensor, call_watched, checker, fresh_generator, fresh_int
@@ -201,7 +201,7 @@ def check_linear_attention(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *,
         q, k, _ = _qkv(gen, batch, heads, length, e, dtype=torch.float64)
         v = torch.randn(batch, heads, length, ev, generator=gen, dtype=torch.float64)
         with _counter() as counter:
-            result = call_watched(fn, q, k, v, language=language)
+            result = call_watched(fn, q, k, v, forbidden=ARRAYS, language=language)
         out = as_tensor(result, phrase("ch05.what.linear_output"), language)
         verdict = _linear_verdict(out, q, k, v, language)
         if verdict is not None:
@@ -258,7 +258,7 @@ def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | 
                 break
         right = _se_forward(x, fc1, fc2)
         gates = torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3))))))
-        result = call_watched(fn, x, fc1, fc2, language=language)
+        result = call_watched(fn, x, fc1, fc2, forbidden=ARRAYS, language=language)
         out = as_tensor(result, phrase("ch05.what.feature_map"), language)
         if allclose(out, right):
             return CheckResult.of(True, "ch05.se.passed", language)
