@@ -195,7 +195,7 @@ def check_additive_scores(fn: Callable[[Tensor, Tensor, Tensor, Tensor, Tensor],
 # --------------------------------------------------------------------------------------------
 
 LARGE_SCORE = 1000.0
-"""The size of the large scores of exercise 2's hard case: ``exp(1000)`` overflows even in float64."""
+"""The size of the large scores of exercise 2's hard case — ``exp(1000)`` overflows even in float64."""
 
 
 def _padded_inputs(generator: torch.Generator | None = None, *, empty: bool = False) -> tuple[Tensor, Tensor]:
@@ -754,11 +754,11 @@ def parameter_count(hidden_size: int, *, attention: bool, vocab_size: int = 12, 
 
 
 CONTROL_MIN_STEPS = 300
-"""The fewest training steps of a control: the chapter's budget, below which neither model has learned the task."""
+"""The fewest training steps of a control — the chapter's budget, below which neither model has learned the task."""
 CONTROL_MAX_SHORTEST = 8
-"""The shortest length of a control must be at most this: a length both models still handle."""
+"""The shortest length of a control must be at most this — a length both models still handle."""
 CONTROL_MIN_LONGEST = 16
-"""The longest length of a control must be at least this: past where the model without attention of the
+"""The longest length of a control must be at least this — past where the model without attention of the
 lab's size breaks (near 10 symbols in chapter 1), where the two can differ at all."""
 
 

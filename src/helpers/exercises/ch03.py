@@ -55,6 +55,9 @@ from helpers.multihead import MultiHeadAttention
 from helpers.train import TrainingHistory
 
 __all__ = [
+    "MIN_SEEDS",
+    "MIN_LEARNING_RATES",
+    "RETRAINED_STEPS",
     "VARIANCE_KEY",
     "ROW_SPREAD_KEY",
     "LEARNING_RATES_KEY",
@@ -72,13 +75,13 @@ __all__ = [
 ]
 
 VARIANCE_KEY = "ch03.variance"
-"""The prediction of exercise 1: a number, ``Var(q . k)``."""
+"""The prediction of exercise 1 — a number, ``Var(q . k)``."""
 ROW_SPREAD_KEY = "ch03.row_spread"
-"""The prediction of exercise 2: ``"smaller"``, ``"same"`` or ``"larger"`` than ``3 d_k``."""
+"""The prediction of exercise 2 — ``"smaller"``, ``"same"`` or ``"larger"`` than ``3 d_k``."""
 LEARNING_RATES_KEY = "ch03.learning_rates"
-"""The prediction of exercise 4: ``{"scaled": n, "no scale": m}``, usable learning rates of each head."""
+"""The prediction of exercise 4 — ``{"scaled": n, "no scale": m}``, usable learning rates of each head."""
 ENTROPY_KEY = "ch03.entropy"
-"""The prediction of the extra exercise: a mean entropy in nats."""
+"""The prediction of the extra exercise — a mean entropy in nats."""
 
 
 def _as_number(answer: Any, what: dict[str, str], language: str | None) -> float:
@@ -321,9 +324,9 @@ def check_softmax_jacobian(fn: Callable[[Tensor], Tensor], *, language: str | No
 # --------------------------------------------------------------------------------------------
 
 MIN_SEEDS = 3
-"""Seeds a sweep needs at each learning rate, the same for both heads: one seed proves nothing."""
+"""Seeds a sweep needs at each learning rate, the same for both heads — one seed proves nothing."""
 MIN_LEARNING_RATES = 2
-"""Learning rates a sweep needs: one learning rate is not a range."""
+"""Learning rates a sweep needs — one learning rate is not a range."""
 
 
 def run_learning_rate_sweep(lrs: tuple[float, ...] | list[float], *, d_k: int = 128, steps: int = 300,
@@ -418,7 +421,7 @@ def _check_sweep(sweep: Any, language: str | None) -> None:
 
 
 RETRAINED_STEPS = 40
-"""Steps of a sweep's run the checker trains again (a constant learning rate: the start of a run does not
+"""Steps of a sweep's run the checker trains again (a constant learning rate — the start of a run does not
 depend on how long it goes on); an edit anywhere else is caught by the sweep's digest."""
 
 

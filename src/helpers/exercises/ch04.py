@@ -52,7 +52,7 @@ __all__ = ["check_split_heads", "check_merge_heads", "check_multihead_attention"
            "check_view_fix", "check_parameter_count", "check_head_ablation", "ABLATION"]
 
 ABLATION = "ch04.head_ablation"
-"""The key under which exercise 6's prediction is recorded: ``predict(ABLATION, head)``."""
+"""The key under which exercise 6's prediction is recorded — ``predict(ABLATION, head)``."""
 
 
 def _reference_split(x: Tensor, num_heads: int) -> Tensor:

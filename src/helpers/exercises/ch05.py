@@ -48,7 +48,7 @@ __all__ = ["check_sliding_window_attention", "check_linear_attention", "check_se
            "check_padding_fix", "check_crossover", "check_causal_attention", "CROSSOVER"]
 
 CROSSOVER = "ch05.crossover"
-"""The key of exercise 5's prediction: ``predict(ch05.CROSSOVER, n)`` before :func:`check_crossover`."""
+"""The key of exercise 5's prediction — ``predict(ch05.CROSSOVER, n)`` before :func:`check_crossover`."""
 
 _CAUSAL_FORBIDDEN = ATTENTION + ("torch.nn.attention",)
 """PyTorch's attention, and its ready-made causal biases (``torch.nn.attention.bias.causal_lower_right``)."""

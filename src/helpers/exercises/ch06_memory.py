@@ -65,7 +65,7 @@ __all__ = ["check_decode_step", "check_cache_bytes", "check_rope", "buggy_rope_a
            "check_extrapolation_ranking", "check_online_softmax", "predict", "RANKING"]
 
 RANKING = "ch06_memory.ranking"
-"""The key under which exercise 5's ranking is recorded: ``ex.predict(ex.RANKING, [...])``."""
+"""The key under which exercise 5's ranking is recorded — ``ex.predict(ex.RANKING, [...])``."""
 
 
 def _close(a: Tensor, b: Tensor, tol: float = 1e-5) -> bool:

@@ -674,17 +674,17 @@ SETTING_RANGES: dict[str, str] = {
     "clip_grad_norm": "None or above 0",
     "steps": "80 to 160",
 }
-"""What :func:`check_post_ln_fix` accepts for each setting: the failing run's 80 steps at least (more
+"""What :func:`check_post_ln_fix` accepts for each setting — the failing run's 80 steps at least (more
 steps alone is not a fix), 160 at most (the lab's time budget)."""
 
 MECHANISMS: dict[str, str] = {"a": "lr", "b": "clip_grad_norm", "c": "warmup_steps", "d": "norm_first", "e": "steps"}
-"""The choices of the lab's exercise 5 (each stated there): the setting whose effect each one explains."""
+"""The choices of the lab's exercise 5 (each stated there) — the setting whose effect each one explains."""
 
 _SOUND = frozenset({"a", "c", "d"})
 """The choices whose mechanism is right (``b`` and ``e`` state mechanisms the chapter refutes)."""
 
 WARMUP_PREDICTION = "ch06.warmup_alone"
-"""The key of exercise 5's prediction: does a 30-step warm-up alone rescue the failing run in every seed?"""
+"""The key of exercise 5's prediction — does a 30-step warm-up alone rescue the failing run in every seed?"""
 
 _WARMUP_ALONE = (("warmup_steps", 30),)
 

@@ -68,7 +68,7 @@ __all__ = ["PackageCallError", "CallWatch", "watching", "delegation_verdict", "t
            "run_on_clean_stack", "ATTENTION", "ARRAYS", "AUTOGRAD", "DISTRIBUTIONS", "TRANSFORMERS"]
 
 ARRAYS: tuple[str, ...] = ("torch.Tensor.numpy", "torch.Tensor.__array__", "scipy", "sklearn")
-"""The way out of PyTorch: a tensor turned into a NumPy array (``.numpy()``, ``np.asarray``), SciPy,
+"""The way out of PyTorch — a tensor turned into a NumPy array (``.numpy()``, ``np.asarray``), SciPy,
 scikit-learn. What a from-scratch exercise asks for in PyTorch done elsewhere, where no torch hook (a
 work counter, a memory tracker) sees it. Part of :data:`ATTENTION`, :data:`AUTOGRAD` and :data:`DISTRIBUTIONS`."""
 
@@ -88,12 +88,12 @@ ATTENTION: tuple[str, ...] = (
     *_PRIVATE_ATTENTION,
     *ARRAYS,
 )
-"""Third-party attention: PyTorch's fused kernel, its private kernels and layers, ``torch.ops`` (``aten``
+"""Third-party attention — PyTorch's fused kernel, its private kernels and layers, ``torch.ops`` (``aten``
 kernels), transformers, and :data:`ARRAYS`."""
 
 AUTOGRAD: tuple[Any, ...] = ("torch.autograd", "torch.func", "torch._functorch", "torch.Tensor.backward",
                              type(torch.autograd.Variable._execution_engine).run_backward, *ARRAYS)
-"""Derivatives computed for the answer: where an exercise asks for the formula (and :data:`ARRAYS`)."""
+"""Derivatives computed for the answer — where an exercise asks for the formula (and :data:`ARRAYS`)."""
 
 DISTRIBUTIONS: tuple[str, ...] = ("torch.distributions", *ARRAYS)
 """``torch.distributions`` (e.g. ``Categorical(probs).entropy()``) and :data:`ARRAYS` (``scipy.stats.entropy``)."""

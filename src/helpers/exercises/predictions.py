@@ -2,7 +2,8 @@
 
 A prediction is worth something only if it was made before its result was seen. An exercise that
 asks for one has two steps: ``predict(exercise, value)`` records the reader's prediction, then the
-checker runs the experiment itself, shows the result and compares (:func:`reveal`). A prediction
+checker runs the experiment itself, shows the result and compares
+(:func:`~helpers.exercises.predictions.reveal`). A prediction
 recorded after its exercise's result was shown in this session is kept but marked ``late``, and the
 checker says so instead of "your prediction was right"; a checker called with no prediction
 recorded refuses to show the result.
@@ -48,7 +49,7 @@ def predict(exercise: str, value: Any) -> Prediction:
         value: The prediction.
 
     Returns:
-        The recorded :class:`Prediction`.
+        The recorded :class:`~helpers.exercises.predictions.Prediction`.
 
     Raises:
         TypeError: ``exercise`` is not a string.
