@@ -732,3 +732,29 @@ def test_entropy_prediction_of_scaled_question_rejects_the_unscaled_value():
     predict(ch03.ENTROPY_KEY, _simulated_entropy(256, False))
     result = ch03.check_entropy_prediction(d_k=256, scaled=True)
     assert not result.passed and "*unscaled*" in result.message
+
+
+def test_head_layouts_never_make_two_scale_mistakes_alike():
+    # head_dim = 4 with num_heads = 16 gives 1/head_dim = 1/sqrt(num_heads): such a layout was once drawn and
+    # the checker named the wrong mistake.
+    assert not ch03._mistakes_are_told_apart(64, 16, 8)
+    assert ch03._mistakes_are_told_apart(96, 16, 8)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(300):
+        gqa, *others = ch03._fresh_layouts(gen)
+        for embed_dim, num_heads, num_kv_heads in [gqa]:
+            head_dim, kv_dim = embed_dim // num_heads, embed_dim // num_kv_heads
+            right = 1 / math.sqrt(head_dim)
+            values = [1 / math.sqrt(embed_dim), math.sqrt(head_dim), 1 / head_dim, 1 / math.sqrt(kv_dim),
+                      1 / math.sqrt(num_heads), math.sqrt(embed_dim)]
+            missed = [v for v in values if not math.isclose(v, right, rel_tol=1e-9)]
+            assert len({round(v, 9) for v in missed}) == len(missed), (embed_dim, num_heads, num_kv_heads)
+        layer, _ = ch03._fresh_layer(gen)
+        head_dim = layer.embed_dim // layer.num_heads
+        assert not math.isclose(1 / head_dim, 1 / math.sqrt(layer.num_heads)), (layer.embed_dim, layer.num_heads)
+
+
+@pytest.mark.parametrize("repeat", range(5))
+def test_attention_scale_names_the_num_heads_mistake_on_every_draw(repeat):
+    result = ch03.check_attention_scale(lambda d, h, hkv: 1 / math.sqrt(h))
+    assert not result.passed and "√num_heads" in result.message, result.message

@@ -515,15 +515,39 @@ def check_lr_prediction(fn: Callable[[LearningRateSweep, str], list[float]], swe
 # --------------------------------------------------------------------------------------------
 
 
+def _scale_mistakes(embed_dim: int, num_heads: int, num_kv_heads: int) -> list[tuple[float, str]]:
+    """The scale each usual mistake gives for one head layout, with the mistake's key."""
+    head_dim, kv_dim = embed_dim // num_heads, embed_dim // num_kv_heads
+    return [
+        (1 / math.sqrt(embed_dim), "model_dim"),
+        (math.sqrt(head_dim), "multiplier"),
+        (1 / head_dim, "no_sqrt"),
+        (1 / math.sqrt(kv_dim), "kv_heads"),
+        (1 / math.sqrt(num_heads), "num_heads"),
+        (math.sqrt(embed_dim), "two_mistakes"),
+    ]
+
+
+def _mistakes_are_told_apart(embed_dim: int, num_heads: int, num_kv_heads: int) -> bool:
+    """Whether every mistake that misses the right scale gives a number of its own (no two alike).
+
+    ``head_dim = 4`` with ``num_heads = 16``, say, gives ``1/head_dim = 1/sqrt(num_heads)``: such a
+    layout could not say which mistake was made.
+    """
+    right = 1 / math.sqrt(embed_dim // num_heads)
+    values = [v for v, _ in _scale_mistakes(embed_dim, num_heads, num_kv_heads) if not _near(v, right, 1e-6)]
+    return all(not _near(a, b, 1e-6) for i, a in enumerate(values) for b in values[i + 1:])
+
+
 def _fresh_layouts(gen: torch.Generator) -> list[tuple[int, int, int]]:
     """Fresh ``(embed_dim, num_heads, num_kv_heads)``: GQA, MHA, MQA and one head, ``head_dim`` never 1 nor
-    ``num_heads`` (so that every usual mistake gives another number)."""
-    def head_dim(num_heads: int) -> int:
-        while True:
-            e = fresh_int(2, 48, gen)
-            if e != num_heads:
-                return e
+    ``num_heads``.
 
+    The GQA layout comes first, and there every usual mistake misses the right scale and gives a number of its own
+    (:func:`_mistakes_are_told_apart`), so a wrong answer is named there. In the others some mistakes coincide by
+    their nature (with one key/value head, ``d_model / num_kv_heads`` is ``d_model``; with one head, ``sqrt(head_dim)``
+    is ``sqrt(d_model)``).
+    """
     layouts = []
     for kind in ("gqa", "mha", "mqa", "one"):
         heads = {"gqa": (4, 6, 8, 12, 16)[fresh_int(0, 4, gen)], "one": 1}.get(kind) or fresh_int(2, 16, gen)
@@ -532,7 +556,11 @@ def _fresh_layouts(gen: torch.Generator) -> list[tuple[int, int, int]]:
             kv = divisors[fresh_int(0, len(divisors) - 1, gen)]
         else:
             kv = {"mha": heads, "mqa": 1, "one": 1}[kind]
-        layouts.append((heads * head_dim(heads), heads, kv))
+        while True:
+            head_dim = fresh_int(2, 48, gen)
+            if head_dim != heads and (kind != "gqa" or _mistakes_are_told_apart(heads * head_dim, heads, kv)):
+                break
+        layouts.append((heads * head_dim, heads, kv))
     return layouts
 
 
@@ -564,14 +592,7 @@ def check_attention_scale(fn: Callable[[int, int, int], float], *, language: str
         if _near(value, right, 1e-6):
             continue
         kv_dim = embed_dim // num_kv_heads
-        wrong = [
-            (1 / math.sqrt(embed_dim), "model_dim"),
-            (math.sqrt(head_dim), "multiplier"),
-            (1 / head_dim, "no_sqrt"),
-            (1 / math.sqrt(kv_dim), "kv_heads"),
-            (1 / math.sqrt(num_heads), "num_heads"),
-            (math.sqrt(embed_dim), "two_mistakes"),
-        ]
+        wrong = _scale_mistakes(embed_dim, num_heads, num_kv_heads)
         for candidate, mistake in wrong:
             if _near(value, candidate, 1e-6):
                 return CheckResult.of(False, f"ch03.scale.{mistake}", language, layout=layout, value=value,
@@ -644,11 +665,14 @@ def _variant(x: Tensor, layer: MultiHeadAttention, scale: float, bug: str = "rig
 
 
 def _fresh_layer(gen: torch.Generator) -> tuple[MultiHeadAttention, Tensor]:
-    """A float64 layer with fresh weights and a fresh input: ``head_dim`` not 1 nor ``num_heads``, ``L != head_dim``."""
+    """A float64 layer with fresh weights and a fresh input: ``head_dim`` not 1 nor ``num_heads``, ``L != head_dim``,
+    and no two usual scale mistakes alike (:func:`_mistakes_are_told_apart`; ``head_dim = 2`` with
+    ``num_heads = 4`` gives ``1/head_dim = 1/sqrt(num_heads)``)."""
     while True:
         num_heads, head_dim = fresh_int(2, 8, gen), fresh_int(2, 12, gen)
         length = fresh_int(3, 7, gen)
-        if head_dim not in (num_heads, length):
+        if head_dim not in (num_heads, length) and _mistakes_are_told_apart(num_heads * head_dim, num_heads,
+                                                                            num_heads):
             break
     embed_dim = num_heads * head_dim
     with torch.random.fork_rng(devices=[]):
