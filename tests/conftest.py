@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +13,8 @@ import torch
 # pass take ~500 ms instead of ~0.5 ms on a loaded 2-core machine. Results do not depend on it.
 torch.set_num_threads(1)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(Path(__file__).resolve().parent / "book"))  # the shared browser helpers (book/browser.py)
+from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,8 @@ import os
 import re
 import shutil
 import stat
-import sys
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any

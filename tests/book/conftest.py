@@ -139,38 +139,43 @@ class DesktopVisit:
 
 
 @pytest.fixture(scope="session")
-def desktop_visits(site: Site, chromium: Any, browser_pages: list[Path]) -> dict[str, DesktopVisit]:
+def desktop_visits(site: Site, browser_pages: list[Path]) -> dict[str, DesktopVisit]:
     """Every page (of the module-source pages, ``browser.MODULE_SAMPLE``) loaded once at 1280 x 900
     in a fresh context (empty cache and local storage),
     requests off the site aborted and recorded; once its figures, views, widgets and math are done
     and the network is idle, the browser tests' report, the page weight's resource timing and
     state, then axe-core and the accessibility checks are read from it. One load a page instead of
     three (each took 2-4 s: about 10 minutes of the test run)."""
-    from browser import _READY, Visit, evaluate_settled, report, watch
+    from browser import _READY, BROWSER_WORKERS, Visit, evaluate_settled, in_parallel, report, watch
     from test_accessibility_browser import A11yVisit, audit
     from test_page_weight import LOAD_TIMEOUT_MS, FirstVisit, first_visit_of
 
-    visits = {}
-    for path in browser_pages:
+    def visit(browser: Any, path: Path) -> DesktopVisit:
         name = path.relative_to(site.root).as_posix()
-        browser, first, a11y = Visit(name), FirstVisit(name), A11yVisit(name)
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        seen, first, a11y = Visit(name), FirstVisit(name), A11yVisit(name)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.set_default_timeout(LOAD_TIMEOUT_MS)  # a page of figures on a busy 2-core machine
         context.add_init_script("performance.setResourceTimingBufferSize(100000)")
         page = context.new_page()
-        watch(page, browser, site.url + "/")
-        page.on("console", lambda m, v=first: v.console.append(f"{m.type}: {m.text} ({m.location.get('url')})")
+        watch(page, seen, site.url + "/")
+        page.on("console", lambda m: first.console.append(f"{m.type}: {m.text} ({m.location.get('url')})")
                 if m.type in ("error", "warning") else None)
         page.goto(site.page_url(path), wait_until="load")
-        browser.ready = a11y.ready = evaluate_settled(page, _READY)
+        seen.ready = a11y.ready = evaluate_settled(page, _READY)
         page.wait_for_load_state("networkidle")
-        browser.report = report(page)
+        seen.report = report(page)
         first_visit_of(page, first)
         audit(page, a11y)
-        first.page_errors = a11y.page_errors = browser.page_errors
-        a11y.external = browser.external
+        first.page_errors = a11y.page_errors = seen.page_errors
+        a11y.external = seen.external
         context.close()
-        visits[name] = DesktopVisit(browser, first, a11y)
+        return DesktopVisit(seen, first, a11y)
+
+    start = time.perf_counter()
+    visits = dict(zip((path.relative_to(site.root).as_posix() for path in browser_pages),
+                      in_parallel(browser_pages, visit)))
+    MEASUREMENTS.append(f"desktop visits: {len(visits)} pages in {time.perf_counter() - start:.0f} s "
+                        f"({BROWSER_WORKERS} browsers side by side)")
     return visits
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import plotly.colors
 import pytest
-from browser import _READY, Visit, evaluate_settled, watch
+from browser import _READY, Visit, evaluate_settled, in_parallel, watch
 
 from helpers.viz.style import MASK_COLORSCALE, PALETTE, to_rgb
 
@@ -172,11 +172,11 @@ def audit(page: Any, result: A11yVisit, *, dark: bool = False) -> None:
     result.contrast = page.evaluate(_TEXT_CONTRAST)
 
 
-def visit(chromium: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVisit:
+def visit(browser: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVisit:
     """``path`` loaded in a fresh context, its figures drawn, then :func:`audit`."""
     name = path.relative_to(site.root).as_posix()
     result = A11yVisit(name)
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     watched = Visit(name)
     watch(page, watched, site.url + "/")
@@ -199,15 +199,16 @@ def a11y_visits(desktop_visits: dict[str, Any], measurements: list[str]) -> dict
 
 
 @pytest.fixture(scope="module")
-def dark_visits(site: Any, chromium: Any, pages: list[Path], measurements: list[str]) -> dict[str, A11yVisit]:
-    """The sampled pages (:data:`DARK_SAMPLE`), dark theme."""
+def dark_visits(site: Any, pages: list[Path], measurements: list[str]) -> dict[str, A11yVisit]:
+    """The sampled pages (:data:`DARK_SAMPLE`), dark theme, in browsers side by side (:func:`browser.in_parallel`)."""
     names = [path.relative_to(site.root).as_posix() for path in pages]
     chosen = {}
     for pattern in DARK_SAMPLE:
         match = next((n for n in names if re.fullmatch(pattern, n)), None)
         assert match, f"no page matches {pattern!r}: update DARK_SAMPLE"
         chosen[match] = site.root / match
-    visits = {name: visit(chromium, site, path, dark=True) for name, path in chosen.items()}
+    visits = dict(zip(chosen, in_parallel(list(chosen.values()), lambda browser, path: visit(browser, site, path,
+                                                                                              dark=True))))
     counts = violation_counts(visits.values())
     measurements.append(f"axe-core: {len(visits)} pages (dark), violations by rule: "
                         f"{json.dumps(counts) if counts else 'none'}")

@@ -21,6 +21,7 @@ from browser import (
     Visit,
     evaluate_settled,
     follow_redirect,
+    in_parallel,
     open_ready,
     unexpected,
     watch,
@@ -324,15 +325,17 @@ _STICKING_OUT = """width => {
 }"""
 
 
-def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, browser_pages: list[Path],
+def test_no_page_scrolls_sideways_on_a_phone(site: Any, browser_pages: list[Path],
                                              measurements: list[str]) -> None:
     """Every page (the module-source pages: ``browser.MODULE_SAMPLE``) at 320 and 390 CSS px, touch
     and device scale 2: the page is exactly as wide as the viewport (long words wrap; wide tables,
     code and math scroll in their own box), and no figure's title runs under its menu. One browser
-    context a width, every page loaded in it in turn (a warm cache changes no layout)."""
+    context a width, every page loaded in it in turn (a warm cache changes no layout); the widths side by
+    side, in browsers of their own (:func:`browser.in_parallel`)."""
     wide, clashes, start = {}, {}, time.perf_counter()
-    for width in PHONE_WIDTHS:
-        context = chromium.new_context(viewport={"width": width, "height": 800}, **PHONE)
+
+    def at(browser: Any, width: int) -> None:
+        context = browser.new_context(viewport={"width": width, "height": 800}, **PHONE)
         page = context.new_page()
         for path in browser_pages:
             url = site.page_url(path)
@@ -347,6 +350,8 @@ def test_no_page_scrolls_sideways_on_a_phone(site: Any, chromium: Any, browser_p
             if found:
                 clashes[f"{path.relative_to(site.root).as_posix()} at {width} px"] = found
         context.close()
+
+    in_parallel(PHONE_WIDTHS, at)  # one browser a width
     measurements.append(f"phone widths: {len(browser_pages) * len(PHONE_WIDTHS)} page-width pairs in "
                         f"{time.perf_counter() - start:.0f} s, {len(wide)} wider than the screen")
     assert not wide, f"pages that scroll sideways on a phone: {json.dumps(wide, indent=1)}"

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from browser import _READY, _REPORT, Visit, browser_sample, evaluate_settled, unexpected, watch
+from browser import _READY, _REPORT, Visit, browser_sample, evaluate_settled, in_parallel, unexpected, watch
 from test_build import MAX_PAGE_BYTES, is_external, resources
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,17 +164,18 @@ def served(site_html: Path) -> Iterator[str]:
 
 
 @pytest.mark.browser
-def test_chinese_pages_work_in_the_browser_with_the_network_off(site_html: Path, served: str, chromium: Any,
+def test_chinese_pages_work_in_the_browser_with_the_network_off(site_html: Path, served: str,
                                                                 measurements: list[str]) -> None:
     """Every Chinese page (of the module-source pages, ``browser.MODULE_SAMPLE``, as in English: the
     others are checked without a browser by ``test_module_pages.py``): no script error, no console
     error, no request off the site, every figure drawn."""
     zh = site_html / editions.ZH
-    figures, loaded = 0, browser_sample(zh, edition_pages(zh))
-    for path in loaded:
+    loaded = browser_sample(zh, edition_pages(zh))
+
+    def check(browser: Any, path: Path) -> int:
         name = path.relative_to(site_html).as_posix()
         visit = Visit(name)
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
         watch(page, visit, served + "/")
         page.goto(f"{served}/{name}", wait_until="load")
@@ -187,7 +188,9 @@ def test_chinese_pages_work_in_the_browser_with_the_network_off(site_html: Path,
         assert not visit.external and not visit.failed, (name, visit.external, visit.failed)
         blank = [f for f in report["figures"] if f["traces"] == 0 or f["drawn"] == 0]
         assert not blank, (name, blank)
-        figures += len(report["figures"])
+        return len(report["figures"])
+
+    figures = sum(in_parallel(loaded, check))  # the pages shared out among browsers side by side
     measurements.append(f"Chinese edition in the browser: {len(loaded)} of its {len(edition_pages(zh))} pages, "
                         f"{figures} figures drawn")
     assert figures >= 8  # the figures page's
