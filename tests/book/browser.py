@@ -1,7 +1,9 @@
 """What the browser tests share: the pages they load, and loading one and reading what it did.
 
 The browser tests (``test_*browser*.py``, ``test_page_weight.py``, ``test_editions_site.py`` and
-``conftest.desktop_visits``) import from here, not from one another.
+``conftest.desktop_visits``) import from here, not from one another: Chromium, the pages, loading one and
+waiting for its figures, browsers side by side (:func:`in_parallel`), and what one desktop visit reads for
+the browser tests (:class:`Visit`), the page weight (:class:`FirstVisit`) and accessibility (:class:`A11yVisit`).
 """
 
 from __future__ import annotations
@@ -255,3 +257,203 @@ def follow_redirect(page: Any, url: str) -> None:
         page.wait_for_url(lambda current: current != url, wait_until="load", timeout=10_000)
 
 
+# --- what the desktop visit reads for the page weight (test_page_weight.py) -------------------------------
+
+LOAD_TIMEOUT_MS = 300_000
+"""A page's wait for its load and its figures, in ms: a page of figures on a busy 2-core machine."""
+
+_ENTRIES = """() => [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
+  .map(e => [e.name, e.decodedBodySize || 0])"""
+
+_STATE = """() => ({
+  mode: document.documentElement.dataset.mode,
+  theme: document.documentElement.dataset.theme,
+  storedMode: localStorage.getItem('mode'),
+  mathjax: typeof window.MathJax === 'object' && !!window.MathJax.startup,
+  typeset: document.querySelectorAll('mjx-container').length,
+  // Font Awesome's core turns each <i class="fa-..."> into an <svg>; a missing icon is drawn as
+  // a placeholder with class "missing".
+  iconsLeft: [...document.querySelectorAll('i')].filter(i => /(^|\\s)fa-/.test(i.className)).map(i => i.className),
+  iconsMissing: [...document.querySelectorAll('svg.svg-inline--fa')].filter(s => s.querySelector('.missing'))
+    .map(s => s.getAttribute('data-icon')),
+  icons: document.querySelectorAll('svg.svg-inline--fa').length,
+  // Characters drawn with a Font Awesome webfont (before and after pseudo-elements of the theme's
+  // rules): [family, weight, code point] of each.
+  fontChars: [...document.querySelectorAll('*')]
+    .flatMap(el => ['::before', '::after'].map(p => getComputedStyle(el, p)))
+    .filter(cs => /Font Awesome/.test(cs.fontFamily) && /^".+"$/u.test(cs.content))
+    .flatMap(cs => [...JSON.parse(cs.content)].map(c => [cs.fontFamily, cs.fontWeight, c.codePointAt(0)])),
+  registered: window.Plotly && window.Plotly.PlotSchema ? Object.keys(window.Plotly.PlotSchema.get().traces) : null,
+  figures: [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
+    id: gd.id,
+    types: (gd._fullData || []).map(t => t.type),
+    unknown: (gd._fullData || []).filter(t => !t._module).map(t => t.type),
+    drawn: gd.querySelectorAll('.cartesianlayer .trace, .cartesianlayer .hm, .pielayer .trace').length,
+  })),
+})"""
+
+
+@dataclass
+class FirstVisit:
+    """One page's first visit: what it fetched and what it logged."""
+
+    name: str
+    entries: list[tuple[str, int]] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bytes(self) -> int:
+        return sum(size for _, size in self.entries)
+
+    def bytes_of(self, part: str) -> int:
+        return sum(size for url, size in self.entries if part in url)
+
+
+def first_visit_of(page: Any, visit: FirstVisit) -> None:
+    """Fills ``visit`` from a page loaded in a fresh context (empty cache and local storage, the
+    resource timing buffer large enough), once its figures, views, widgets and math are done."""
+    visit.entries = [(url, size) for url, size in evaluate_settled(page, _ENTRIES)]
+    visit.state = evaluate_settled(page, _STATE)
+
+
+# --- what the desktop visit reads for accessibility (test_accessibility_browser.py) ------------------------
+
+_TEXT_CONTRAST = """() => {
+  const rgb = s => { const m = String(s).match(/rgba?\\(([^)]+)\\)/); if (!m) { return null; }
+    const v = m[1].split(',').map(Number); return v.length > 3 && v[3] === 0 ? null : v.slice(0, 3); };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  let page = null;
+  for (let e = document.querySelector('.bd-article') || document.body; e && !page; e = e.parentElement) {
+    page = rgb(getComputedStyle(e).backgroundColor); }
+  page = page || [255, 255, 255];
+  const out = [];
+  for (const gd of document.querySelectorAll('.book-plotly-figure')) {
+    const texts = gd.querySelectorAll('.xtick text, .ytick text, .g-gtitle text, .g-xtitle text, .g-ytitle text, '
+      + '.legendtext, .annotation-text, .slider-group text, .cbaxis text, .colorbar text, .updatemenu-item-text');
+    for (const t of texts) {
+      const style = getComputedStyle(t);
+      const shown = style.display !== 'none' && style.visibility !== 'hidden' && Number(style.opacity) > 0;
+      if (!t.textContent.trim() || !shown) { continue; }
+      const fill = rgb(style.fill);
+      if (!fill) { continue; }
+      let behind = page;
+      const button = t.closest('.updatemenu-header, .updatemenu-button, .updatemenu-dropdown-button');
+      if (button) { behind = rgb(getComputedStyle(button.querySelector('.updatemenu-item-rect')).fill) || page; }
+      out.push({id: gd.id, text: t.textContent.trim().slice(0, 40), ratio: ratio(fill, behind)});
+    }
+  }
+  return {page, texts: out};
+}"""
+
+_FIGURES = """() => {
+  const out = [];
+  for (const gd of document.querySelectorAll('.book-plotly-figure')) {
+    const wrapper = gd.closest('.book-plotly');
+    const figure = gd.closest('figure');
+    const caption = figure && figure.querySelector(':scope > figcaption');
+    // Colours drawn: trace strokes and fills, shapes (reference lines, boxes).
+    const drawn = [];
+    for (const e of gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .trace .point, '
+                                       + '.shapelayer path, .barlayer .point path')) {
+      const style = getComputedStyle(e);
+      if (Number(style.opacity) === 0 || style.display === 'none') { continue; }
+      if (style.stroke && style.stroke !== 'none' && parseFloat(style.strokeWidth) > 0
+          && Number(style.strokeOpacity) > 0) { drawn.push(style.stroke); }
+      if (style.fill && style.fill !== 'none' && Number(style.fillOpacity) > 0) { drawn.push(style.fill); }
+    }
+    const scales = (gd._fullData || []).filter(t => t.visible !== false && t.colorscale && !t.coloraxis)
+      .map(t => t.colorscale.map(s => s[1]));
+    for (const key in gd._fullLayout) {
+      if (/^coloraxis\\d*$/.test(key) && gd._fullLayout[key].colorscale) {
+        scales.push(gd._fullLayout[key].colorscale.map(s => s[1])); }
+    }
+    out.push({id: gd.id, wrapped: !!wrapper, role: wrapper && wrapper.getAttribute('role'),
+              generated: !!(wrapper && wrapper.querySelector(':scope > .book-figure-alt[data-alt="generated"]')),
+              sliders: (gd.layout.sliders || []).length, menus: (gd.layout.updatemenus || []).length,
+              caption: caption ? caption.textContent.trim() : null,
+              hidden: [...gd.querySelectorAll('svg.main-svg')].map(s => s.getAttribute('aria-hidden')),
+              drawn: [...new Set(drawn)], scales});
+  }
+  return out;
+}"""
+
+
+@dataclass
+class A11yVisit:
+    """One page of the site as axe-core and the accessibility tree saw it."""
+
+    name: str
+    ready: bool = False
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    views: list[dict[str, Any]] = field(default_factory=list)
+    contrast: dict[str, Any] = field(default_factory=dict)
+    axe_version: str = ""
+    external: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+
+def run_axe(page: Any) -> tuple[str, list[dict[str, Any]]]:
+    """axe-core's version and its violations on ``page``, every rule of its default set. Without axe's
+    CSSOM preload: it fetches each stylesheet's ``@import`` relative to the page instead of the
+    stylesheet (the theme's ``@import "../basic.css"`` became 404s for ``<page folder>/basic.css``); it
+    serves only the ``css-orientation-lock`` rule, and the theme locks no orientation."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, options={"resultTypes": ["violations"], "preload": False})
+    return page.evaluate("() => window.axe.version"), results.response["violations"]
+
+
+def accessible_nodes(page: Any, selector: str) -> list[dict[str, Any]]:
+    """Role, name and description that Chromium computes for each element matching ``selector``."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Accessibility.enable")
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    nodes = []
+    for node_id in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": selector})["nodeIds"]:
+        node = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node_id, "fetchRelatives": False})["nodes"][0]
+        described = cdp.send("DOM.getAttributes", {"nodeId": node_id})["attributes"]
+        attributes = dict(zip(described[::2], described[1::2]))
+        nodes.append({"role": node.get("role", {}).get("value"), "name": node.get("name", {}).get("value", ""),
+                      "description": node.get("description", {}).get("value", ""), "id": attributes.get("id", ""),
+                      "inner": attributes.get("aria-describedby", "").removesuffix("-alt")})
+    cdp.detach()
+    return nodes
+
+
+def audit(page: Any, result: A11yVisit, *, dark: bool = False) -> None:
+    """axe-core and the figure checks on a page whose figures are drawn; ``dark``: first what the
+    theme's switch does (the figures follow it: a MutationObserver relayouts them)."""
+    if dark:
+        page.evaluate("() => { document.documentElement.dataset.mode = 'dark'; "
+                      "document.documentElement.dataset.theme = 'dark'; }")
+        page.wait_for_function("""() => [...document.querySelectorAll('.book-plotly-figure')]
+            .every(gd => gd._fullLayout && gd._fullLayout.font.color !== '#212529')""", timeout=10_000)
+        page.wait_for_timeout(300)
+    page.wait_for_timeout(600)  # book.js's last pass (it checks scrolling regions half a second after a change)
+    result.axe_version, result.violations = run_axe(page)
+    result.figures = page.evaluate(_FIGURES)
+    result.groups = accessible_nodes(page, ".book-plotly")
+    result.views = accessible_nodes(page, "figure.book-figure > div[role]:not(.book-plotly)")
+    result.contrast = page.evaluate(_TEXT_CONTRAST)
+
+
+def visit(browser: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVisit:
+    """``path`` loaded in a fresh context, its figures drawn, then :func:`audit`."""
+    name = path.relative_to(site.root).as_posix()
+    result = A11yVisit(name)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watched = Visit(name)
+    watch(page, watched, site.url + "/")
+    page.goto(site.page_url(path), wait_until="load")
+    result.ready = evaluate_settled(page, _READY)
+    audit(page, result, dark=dark)
+    result.page_errors, result.external = watched.page_errors, watched.external
+    context.close()
+    return result

@@ -134,8 +134,8 @@ class DesktopVisit:
     """One page loaded once on a desktop screen: what three test modules read from the same load."""
 
     browser: Any  # browser.Visit: errors, requests, the figures' report
-    first: Any  # test_page_weight.FirstVisit: bytes fetched, console warnings, theme state
-    a11y: Any  # test_accessibility_browser.A11yVisit: axe-core, the figures' names and descriptions
+    first: Any  # browser.FirstVisit: bytes fetched, console warnings, theme state
+    a11y: Any  # browser.A11yVisit: axe-core, the figures' names and descriptions
 
 
 @pytest.fixture(scope="session")
@@ -146,9 +146,20 @@ def desktop_visits(site: Site, browser_pages: list[Path]) -> dict[str, DesktopVi
     and the network is idle, the browser tests' report, the page weight's resource timing and
     state, then axe-core and the accessibility checks are read from it. One load a page instead of
     three (each took 2-4 s: about 10 minutes of the test run)."""
-    from browser import _READY, BROWSER_WORKERS, Visit, evaluate_settled, in_parallel, report, watch
-    from test_accessibility_browser import A11yVisit, audit
-    from test_page_weight import LOAD_TIMEOUT_MS, FirstVisit, first_visit_of
+    from browser import (
+        _READY,
+        BROWSER_WORKERS,
+        LOAD_TIMEOUT_MS,
+        A11yVisit,
+        FirstVisit,
+        Visit,
+        audit,
+        evaluate_settled,
+        first_visit_of,
+        in_parallel,
+        report,
+        watch,
+    )
 
     def visit(browser: Any, path: Path) -> DesktopVisit:
         name = path.relative_to(site.root).as_posix()

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import plotly.colors
 import pytest
-from browser import _READY, Visit, evaluate_settled, in_parallel, watch
+from browser import A11yVisit, in_parallel, visit
 
 from helpers.viz.style import MASK_COLORSCALE, PALETTE, to_rgb
 
@@ -49,145 +48,6 @@ DARK_SAMPLE = (
 
 # A figure's text, read against what is behind it: the page (the figures' backgrounds are
 # transparent) or a menu button's own fill.
-_TEXT_CONTRAST = """() => {
-  const rgb = s => { const m = String(s).match(/rgba?\\(([^)]+)\\)/); if (!m) { return null; }
-    const v = m[1].split(',').map(Number); return v.length > 3 && v[3] === 0 ? null : v.slice(0, 3); };
-  const lum = c => { const f = v => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
-  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
-  let page = null;
-  for (let e = document.querySelector('.bd-article') || document.body; e && !page; e = e.parentElement) {
-    page = rgb(getComputedStyle(e).backgroundColor); }
-  page = page || [255, 255, 255];
-  const out = [];
-  for (const gd of document.querySelectorAll('.book-plotly-figure')) {
-    const texts = gd.querySelectorAll('.xtick text, .ytick text, .g-gtitle text, .g-xtitle text, .g-ytitle text, '
-      + '.legendtext, .annotation-text, .slider-group text, .cbaxis text, .colorbar text, .updatemenu-item-text');
-    for (const t of texts) {
-      const style = getComputedStyle(t);
-      const shown = style.display !== 'none' && style.visibility !== 'hidden' && Number(style.opacity) > 0;
-      if (!t.textContent.trim() || !shown) { continue; }
-      const fill = rgb(style.fill);
-      if (!fill) { continue; }
-      let behind = page;
-      const button = t.closest('.updatemenu-header, .updatemenu-button, .updatemenu-dropdown-button');
-      if (button) { behind = rgb(getComputedStyle(button.querySelector('.updatemenu-item-rect')).fill) || page; }
-      out.push({id: gd.id, text: t.textContent.trim().slice(0, 40), ratio: ratio(fill, behind)});
-    }
-  }
-  return {page, texts: out};
-}"""
-
-_FIGURES = """() => {
-  const out = [];
-  for (const gd of document.querySelectorAll('.book-plotly-figure')) {
-    const wrapper = gd.closest('.book-plotly');
-    const figure = gd.closest('figure');
-    const caption = figure && figure.querySelector(':scope > figcaption');
-    // Colours drawn: trace strokes and fills, shapes (reference lines, boxes).
-    const drawn = [];
-    for (const e of gd.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .trace .point, '
-                                       + '.shapelayer path, .barlayer .point path')) {
-      const style = getComputedStyle(e);
-      if (Number(style.opacity) === 0 || style.display === 'none') { continue; }
-      if (style.stroke && style.stroke !== 'none' && parseFloat(style.strokeWidth) > 0
-          && Number(style.strokeOpacity) > 0) { drawn.push(style.stroke); }
-      if (style.fill && style.fill !== 'none' && Number(style.fillOpacity) > 0) { drawn.push(style.fill); }
-    }
-    const scales = (gd._fullData || []).filter(t => t.visible !== false && t.colorscale && !t.coloraxis)
-      .map(t => t.colorscale.map(s => s[1]));
-    for (const key in gd._fullLayout) {
-      if (/^coloraxis\\d*$/.test(key) && gd._fullLayout[key].colorscale) {
-        scales.push(gd._fullLayout[key].colorscale.map(s => s[1])); }
-    }
-    out.push({id: gd.id, wrapped: !!wrapper, role: wrapper && wrapper.getAttribute('role'),
-              generated: !!(wrapper && wrapper.querySelector(':scope > .book-figure-alt[data-alt="generated"]')),
-              sliders: (gd.layout.sliders || []).length, menus: (gd.layout.updatemenus || []).length,
-              caption: caption ? caption.textContent.trim() : null,
-              hidden: [...gd.querySelectorAll('svg.main-svg')].map(s => s.getAttribute('aria-hidden')),
-              drawn: [...new Set(drawn)], scales});
-  }
-  return out;
-}"""
-
-
-@dataclass
-class A11yVisit:
-    """One page of the site as axe-core and the accessibility tree saw it."""
-
-    name: str
-    ready: bool = False
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    figures: list[dict[str, Any]] = field(default_factory=list)
-    groups: list[dict[str, Any]] = field(default_factory=list)
-    views: list[dict[str, Any]] = field(default_factory=list)
-    contrast: dict[str, Any] = field(default_factory=dict)
-    axe_version: str = ""
-    external: list[str] = field(default_factory=list)
-    page_errors: list[str] = field(default_factory=list)
-
-
-def run_axe(page: Any) -> tuple[str, list[dict[str, Any]]]:
-    """axe-core's version and its violations on ``page``, every rule of its default set. Without axe's
-    CSSOM preload: it fetches each stylesheet's ``@import`` relative to the page instead of the
-    stylesheet (the theme's ``@import "../basic.css"`` became 404s for ``<page folder>/basic.css``); it
-    serves only the ``css-orientation-lock`` rule, and the theme locks no orientation."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options={"resultTypes": ["violations"], "preload": False})
-    return page.evaluate("() => window.axe.version"), results.response["violations"]
-
-
-def accessible_nodes(page: Any, selector: str) -> list[dict[str, Any]]:
-    """Role, name and description that Chromium computes for each element matching ``selector``."""
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Accessibility.enable")
-    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-    nodes = []
-    for node_id in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": selector})["nodeIds"]:
-        node = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node_id, "fetchRelatives": False})["nodes"][0]
-        described = cdp.send("DOM.getAttributes", {"nodeId": node_id})["attributes"]
-        attributes = dict(zip(described[::2], described[1::2]))
-        nodes.append({"role": node.get("role", {}).get("value"), "name": node.get("name", {}).get("value", ""),
-                      "description": node.get("description", {}).get("value", ""), "id": attributes.get("id", ""),
-                      "inner": attributes.get("aria-describedby", "").removesuffix("-alt")})
-    cdp.detach()
-    return nodes
-
-
-def audit(page: Any, result: A11yVisit, *, dark: bool = False) -> None:
-    """axe-core and the figure checks on a page whose figures are drawn; ``dark``: first what the
-    theme's switch does (the figures follow it: a MutationObserver relayouts them)."""
-    if dark:
-        page.evaluate("() => { document.documentElement.dataset.mode = 'dark'; "
-                      "document.documentElement.dataset.theme = 'dark'; }")
-        page.wait_for_function("""() => [...document.querySelectorAll('.book-plotly-figure')]
-            .every(gd => gd._fullLayout && gd._fullLayout.font.color !== '#212529')""", timeout=10_000)
-        page.wait_for_timeout(300)
-    page.wait_for_timeout(600)  # book.js's last pass (it checks scrolling regions half a second after a change)
-    result.axe_version, result.violations = run_axe(page)
-    result.figures = page.evaluate(_FIGURES)
-    result.groups = accessible_nodes(page, ".book-plotly")
-    result.views = accessible_nodes(page, "figure.book-figure > div[role]:not(.book-plotly)")
-    result.contrast = page.evaluate(_TEXT_CONTRAST)
-
-
-def visit(browser: Any, site: Any, path: Path, *, dark: bool = False) -> A11yVisit:
-    """``path`` loaded in a fresh context, its figures drawn, then :func:`audit`."""
-    name = path.relative_to(site.root).as_posix()
-    result = A11yVisit(name)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    watched = Visit(name)
-    watch(page, watched, site.url + "/")
-    page.goto(site.page_url(path), wait_until="load")
-    result.ready = evaluate_settled(page, _READY)
-    audit(page, result, dark=dark)
-    result.page_errors, result.external = watched.page_errors, watched.external
-    context.close()
-    return result
-
-
 @pytest.fixture(scope="module")
 def a11y_visits(desktop_visits: dict[str, Any], measurements: list[str]) -> dict[str, A11yVisit]:
     """Every page of the site, light theme (the shared desktop visit of ``conftest.desktop_visits``)."""

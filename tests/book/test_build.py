@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
+from page_html import MAX_PAGE_BYTES, is_external, resources
 
 from helpers.viz.site import FIGURE_MARKER
 from sitebuild.npm import NPM_PACKAGES
@@ -17,47 +16,6 @@ from sitebuild.paths import MANIFEST
 from sitebuild.vendor import check_vendor
 
 pytestmark = pytest.mark.book
-
-MAX_PAGE_BYTES = 1_000_000
-# Attributes that make a browser fetch something when the page loads.
-FETCHING = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"), ("source", "src"),
-            ("video", "src"), ("audio", "src"), ("embed", "src"), ("object", "data"), ("img", "srcset")}
-
-
-class _Resources(HTMLParser):
-    """Collects the URLs a page loads (script/link/img/... sources) and its inline styles."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.urls: list[tuple[str, str]] = []
-        self.styles: list[str] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            if (tag, name) in FETCHING and value:
-                self.urls.append((tag, value))
-        self._in_style = tag == "style"
-
-    def handle_endtag(self, tag: str) -> None:
-        self._in_style = False if tag == "style" else self._in_style
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style:
-            self.styles.append(data)
-
-
-def resources(page: Path) -> _Resources:
-    parser = _Resources()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser
-
-
-def is_external(url: str) -> bool:
-    """A URL on another host (relative URLs and data: URIs stay on the site)."""
-    parsed = urlparse(url.strip())
-    return parsed.scheme in ("http", "https") or url.strip().startswith("//")
-
 
 def test_book_builds_with_warnings_as_errors(book_build) -> None:
     assert book_build.returncode == 0 and not book_build.warnings, (

@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 import pytest
 from browser import _READY, _REPORT, Visit, browser_sample, evaluate_settled, in_parallel, unexpected, watch
-from test_build import MAX_PAGE_BYTES, is_external, resources
+from page_html import MAX_PAGE_BYTES, is_external, resources
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import evaluate_settled
-from test_build import resources
+from browser import FirstVisit
+from page_html import resources
 
 from helpers.viz.site import FIGURE_MARKER
 from sitebuild.bundles import PLOTLY_TRACE_TYPES
@@ -26,7 +25,6 @@ from sitebuild.typeset import MATH_STYLE_ID, page_has_math
 
 FIRST_VISIT_BUDGET = 3_000_000
 """Bytes (uncompressed) that a chapter page may fetch on a first visit, itself included."""
-LOAD_TIMEOUT_MS = 300_000
 CHAPTER_PAGE = re.compile(r"^(book/\d\d-[^/]+/.+|notebooks/[^/]+)\.html$")
 """The chapters' pages and their labs (the budget's pages)."""
 
@@ -35,65 +33,9 @@ KNOWN_WARNINGS = ("warning: strict mode: use allowUnionTypes to allow union type
 @jupyter-widgets/html-manager 1.0.15 warns about the widget-state schema it ships, on the pages
 with embedded widgets; nothing of the page depends on it, and the site cannot change it."""
 
-_ENTRIES = """() => [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
-  .map(e => [e.name, e.decodedBodySize || 0])"""
-
-_STATE = """() => ({
-  mode: document.documentElement.dataset.mode,
-  theme: document.documentElement.dataset.theme,
-  storedMode: localStorage.getItem('mode'),
-  mathjax: typeof window.MathJax === 'object' && !!window.MathJax.startup,
-  typeset: document.querySelectorAll('mjx-container').length,
-  // Font Awesome's core turns each <i class="fa-..."> into an <svg>; a missing icon is drawn as
-  // a placeholder with class "missing".
-  iconsLeft: [...document.querySelectorAll('i')].filter(i => /(^|\\s)fa-/.test(i.className)).map(i => i.className),
-  iconsMissing: [...document.querySelectorAll('svg.svg-inline--fa')].filter(s => s.querySelector('.missing'))
-    .map(s => s.getAttribute('data-icon')),
-  icons: document.querySelectorAll('svg.svg-inline--fa').length,
-  // Characters drawn with a Font Awesome webfont (before and after pseudo-elements of the theme's
-  // rules): [family, weight, code point] of each.
-  fontChars: [...document.querySelectorAll('*')]
-    .flatMap(el => ['::before', '::after'].map(p => getComputedStyle(el, p)))
-    .filter(cs => /Font Awesome/.test(cs.fontFamily) && /^".+"$/u.test(cs.content))
-    .flatMap(cs => [...JSON.parse(cs.content)].map(c => [cs.fontFamily, cs.fontWeight, c.codePointAt(0)])),
-  registered: window.Plotly && window.Plotly.PlotSchema ? Object.keys(window.Plotly.PlotSchema.get().traces) : null,
-  figures: [...document.querySelectorAll('.book-plotly-figure')].map(gd => ({
-    id: gd.id,
-    types: (gd._fullData || []).map(t => t.type),
-    unknown: (gd._fullData || []).filter(t => !t._module).map(t => t.type),
-    drawn: gd.querySelectorAll('.cartesianlayer .trace, .cartesianlayer .hm, .pielayer .trace').length,
-  })),
-})"""
-
-
-@dataclass
-class FirstVisit:
-    """One page's first visit: what it fetched and what it logged."""
-
-    name: str
-    entries: list[tuple[str, int]] = field(default_factory=list)
-    console: list[str] = field(default_factory=list)
-    page_errors: list[str] = field(default_factory=list)
-    state: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def bytes(self) -> int:
-        return sum(size for _, size in self.entries)
-
-    def bytes_of(self, part: str) -> int:
-        return sum(size for url, size in self.entries if part in url)
-
-
 def is_chapter_page(name: str) -> bool:
     """Whether a page (its path in the site) is a chapter's page or lab: the budget's pages."""
     return bool(CHAPTER_PAGE.match(name))
-
-
-def first_visit_of(page: Any, visit: FirstVisit) -> None:
-    """Fills ``visit`` from a page loaded in a fresh context (empty cache and local storage, the
-    resource timing buffer large enough), once its figures, views, widgets and math are done."""
-    visit.entries = [(url, size) for url, size in evaluate_settled(page, _ENTRIES)]
-    visit.state = evaluate_settled(page, _STATE)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import PHONE, Visit, unexpected, watch
+from browser import PHONE, Visit, in_parallel, unexpected, watch
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -85,8 +85,36 @@ def test_exactly_the_chapters_last_pages_hold_a_quiz(pages: list[Path], site: An
         assert size < QUIZ_BUDGET, f"{page}: the quiz adds {size} bytes"
 
 
+def _answer_wrong_then_right(browser: Any, site: Any, name: str) -> AssertionError | None:
+    """Every question of quiz ``name`` answered wrong, then right, in ``browser``: ``None``, or what failed."""
+    try:
+        _answer_every_question(browser, site, name)
+    except AssertionError as failure:
+        return failure
+    return None
+
+
+@pytest.fixture(scope="module")
+def answered() -> dict[str, AssertionError | None]:
+    """Filled by :func:`test_every_question_answered_wrong_then_right_explains_itself` on its first call."""
+    return {}
+
+
 @pytest.mark.parametrize("name", sorted(QUIZ_PAGES))
-def test_every_question_answered_wrong_then_right_explains_itself(name: str, chromium: Any, site: Any) -> None:
+def test_every_question_answered_wrong_then_right_explains_itself(name: str, site: Any,
+                                                                  answered: dict[str, AssertionError | None]) -> None:
+    """Each quiz on its page: wrong answers get their own feedback, right ones theirs; math typeset, no error, no
+    request off the site. The six quizzes are answered at the first of these tests, in browsers side by side
+    (:func:`browser.in_parallel`), each in a context of its own; each test reports its own quiz."""
+    if not answered:
+        names = sorted(QUIZ_PAGES)
+        answered.update(zip(names, in_parallel(names, lambda browser, quiz: _answer_wrong_then_right(browser, site,
+                                                                                                     quiz))))
+    if answered[name] is not None:
+        raise answered[name]
+
+
+def _answer_every_question(chromium: Any, site: Any, name: str) -> None:
     context, page, visit = open_quiz(chromium, site, name)
     quiz = page.locator(".book-quiz")
     wrappers = quiz.locator(".Quiz")
