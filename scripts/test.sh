@@ -16,7 +16,5 @@ fi
 bash scripts/setup.sh
 source .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PYDEVD_DISABLE_FILE_VALIDATION=1
-# --durations: the slowest tests and fixtures, printed at the end of every run. -n auto --dist loadgroup: one
-# pytest worker a core (pytest-xdist); the book's tests stay together in one of them, in order (tests/conftest.py),
-# while the package's tests run in the others (`-n 0` runs everything in this process).
-python -m pytest --numprocesses auto --dist loadgroup --durations=30 "$@"
+# --durations: the slowest tests and fixtures, printed at the end of every run.
+python -m pytest --durations=30 "$@"

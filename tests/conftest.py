@@ -32,35 +32,3 @@ def chromium() -> Iterator[object]:
             yield browser
         finally:
             browser.close()
-
-
-# --- the package's tests beside the book's (pytest-xdist) -------------------------------------------------
-
-BOOK_GROUP = "book"
-"""The xdist group of every test marked ``book``: with ``--dist loadgroup`` (scripts/test.sh) they run in one
-worker, in their order, because they share one build, one local server and the browsers' visits, and the
-notebook-cache test rebuilds ``_build`` in place; the package's tests are shared out among the workers
-meanwhile (on two cores they run beside the build and the single-threaded book tests)."""
-
-_WORKER_MEASUREMENTS: list[str] = []
-"""The book tests' measurements, sent back by the worker that ran them (``tests/book/conftest.py``)."""
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("book") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(BOOK_GROUP))
-
-
-@pytest.hookimpl(optionalhook=True)  # an xdist hook: called in the controller when a worker has finished
-def pytest_testnodedown(node: object, error: object) -> None:
-    _WORKER_MEASUREMENTS.extend(getattr(node, "workeroutput", {}).get("measurements", []))
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The book tests' measurements, when a worker ran them (else ``tests/book/conftest.py`` prints them)."""
-    if _WORKER_MEASUREMENTS:
-        terminalreporter.section("book: measurements")
-        for line in _WORKER_MEASUREMENTS:
-            terminalreporter.write_line(line)

@@ -271,17 +271,9 @@ def site(built_html: Path) -> Iterator[Site]:
         server.shutdown()
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """In an xdist worker, hands the measurements to the controller (``tests/conftest.py`` prints them)."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:
-        workeroutput["measurements"] = list(MEASUREMENTS)
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Prints the measurements of the book tests (page sizes, transfers, slider latency), in a run without
-    workers (``-n 0``, or one that collects only ``tests/book``)."""
-    if MEASUREMENTS and not hasattr(terminalreporter.config, "workeroutput"):
+    """Prints the measurements of the book tests (page sizes, transfers, slider latency)."""
+    if MEASUREMENTS:
         terminalreporter.section("book: measurements")
         for line in MEASUREMENTS:
             terminalreporter.write_line(line)
