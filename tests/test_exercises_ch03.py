@@ -741,14 +741,13 @@ def test_head_layouts_never_make_two_scale_mistakes_alike():
     assert ch03._mistakes_are_told_apart(96, 16, 8)
     gen = torch.Generator().manual_seed(0)
     for _ in range(300):
-        gqa, *others = ch03._fresh_layouts(gen)
-        for embed_dim, num_heads, num_kv_heads in [gqa]:
-            head_dim, kv_dim = embed_dim // num_heads, embed_dim // num_kv_heads
-            right = 1 / math.sqrt(head_dim)
-            values = [1 / math.sqrt(embed_dim), math.sqrt(head_dim), 1 / head_dim, 1 / math.sqrt(kv_dim),
-                      1 / math.sqrt(num_heads), math.sqrt(embed_dim)]
-            missed = [v for v in values if not math.isclose(v, right, rel_tol=1e-9)]
-            assert len({round(v, 9) for v in missed}) == len(missed), (embed_dim, num_heads, num_kv_heads)
+        embed_dim, num_heads, num_kv_heads = ch03._fresh_layouts(gen)[0]  # the GQA layout, where mistakes are named
+        head_dim, kv_dim = embed_dim // num_heads, embed_dim // num_kv_heads
+        right = 1 / math.sqrt(head_dim)
+        values = [1 / math.sqrt(embed_dim), math.sqrt(head_dim), 1 / head_dim, 1 / math.sqrt(kv_dim),
+                  1 / math.sqrt(num_heads), math.sqrt(embed_dim)]
+        missed = [v for v in values if not math.isclose(v, right, rel_tol=1e-9)]
+        assert len({round(v, 9) for v in missed}) == len(missed), (embed_dim, num_heads, num_kv_heads)
         layer, _ = ch03._fresh_layer(gen)
         head_dim = layer.embed_dim // layer.num_heads
         assert not math.isclose(1 / head_dim, 1 / math.sqrt(layer.num_heads)), (layer.embed_dim, layer.num_heads)

@@ -95,21 +95,18 @@ def _answer_wrong_then_right(browser: Any, site: Any, name: str) -> AssertionErr
 
 
 @pytest.fixture(scope="module")
-def answered() -> dict[str, AssertionError | None]:
-    """Filled by :func:`test_every_question_answered_wrong_then_right_explains_itself` on its first call."""
-    return {}
+def answered(site: Any) -> dict[str, AssertionError | None]:
+    """Every quiz answered wrong, then right, in browsers side by side (:func:`browser.in_parallel`), each in a
+    context of its own: ``None`` for a quiz that passed, else what failed."""
+    names = sorted(QUIZ_PAGES)
+    return dict(zip(names, in_parallel(names, lambda browser, name: _answer_wrong_then_right(browser, site, name))))
 
 
 @pytest.mark.parametrize("name", sorted(QUIZ_PAGES))
-def test_every_question_answered_wrong_then_right_explains_itself(name: str, site: Any,
+def test_every_question_answered_wrong_then_right_explains_itself(name: str,
                                                                   answered: dict[str, AssertionError | None]) -> None:
     """Each quiz on its page: wrong answers get their own feedback, right ones theirs; math typeset, no error, no
-    request off the site. The six quizzes are answered at the first of these tests, in browsers side by side
-    (:func:`browser.in_parallel`), each in a context of its own; each test reports its own quiz."""
-    if not answered:
-        names = sorted(QUIZ_PAGES)
-        answered.update(zip(names, in_parallel(names, lambda browser, quiz: _answer_wrong_then_right(browser, site,
-                                                                                                     quiz))))
+    request off the site (the quizzes are answered together, by the ``answered`` fixture; each test reports its own)."""
     if answered[name] is not None:
         raise answered[name]
 

@@ -207,7 +207,8 @@ def _rollout_variant(layers: Sequence[Tensor], *, fusion: str = "mean", residual
             result = fused
         else:
             result = fused @ result if order == "right" else result @ fused  # (B, L, L) x (B, L, L)
-    assert result is not None
+    if result is None:
+        raise ValueError("weights: no layer to roll out")
     return result
 
 
