@@ -9,7 +9,8 @@ import torch
 
 from exercise_routes import delegating_routes
 from helpers.exercises import CheckResult, ch01
-from helpers.exercises.predictions import forget, predict
+from helpers.exercises.predictions import _forget as forget
+from helpers.exercises.predictions import predict
 from helpers.experiments.bottleneck import BottleneckResult
 
 
@@ -356,11 +357,24 @@ def test_breaking_length_names_bad_answers():
 # --------------------------------------------------------------------------------------------
 
 
+def ideal_alignment(task: str, src: torch.Tensor) -> torch.Tensor:
+    """The alignment of a perfect model of ``task`` on ``src``: one-hot where it reads, ``(T, S)``."""
+    from helpers.experiments.alignments import source_positions
+
+    return torch.nn.functional.one_hot(source_positions(task, src[None])[0], len(src)).float()
+
+
+def show(assignment: dict[str, str], src: torch.Tensor | None = None) -> None:
+    """Put ideal alignments of ``assignment``'s tasks where mystery_alignments puts what it shows."""
+    src = torch.tensor([7, 3, 9, 4, 11, 5, 2, 8]) if src is None else src
+    ch01._MYSTERY_STATE["shown"] = {label: (src, ideal_alignment(task, src)) for label, task in assignment.items()}
+
+
 @pytest.fixture
 def fixed_mystery():
-    """The labels' tasks as mystery_alignments(shuffle=False) leaves them, without the training."""
-    ch01._MYSTERY_STATE["assignment"] = dict(ch01._MYSTERY_TASKS)
-    yield ch01._MYSTERY_STATE["assignment"]
+    """The labels' tasks as mystery_alignments(shuffle=False) leaves them, shown by ideal alignments."""
+    show(ch01._MYSTERY_TASKS)
+    yield dict(ch01._MYSTERY_TASKS)
     ch01._MYSTERY_STATE.clear()
 
 
@@ -379,32 +393,73 @@ def test_task_names_explains_each_kind_of_mix_up(fixed_mystery):
     _rejects(ch01.check_task_names({"A": ..., "B": ..., "C": ...}), "replace each ...")
 
 
+def test_task_names_are_read_from_the_alignments_shown_whatever_the_source():
+    # sources on which the three tasks read from different places (a sorted or reversed source would
+    # make sort read like copy or reverse: mystery_alignments draws a shuffled one)
+    for src in (torch.tensor([7, 3, 9, 4, 11, 5, 2, 8]), torch.tensor([10, 2, 6, 11, 3, 8, 5, 9, 4]),
+                torch.tensor([9, 4, 2, 11, 6, 8])):
+        for assignment in ({"A": "copy", "B": "reverse", "C": "sort"}, {"A": "reverse", "B": "sort", "C": "copy"}):
+            show(assignment, src)
+            assert ch01.check_task_names(assignment).passed, (src, assignment)
+            swapped = {"A": assignment["B"], "B": assignment["A"], "C": assignment["C"]}
+            _rejects(ch01.check_task_names(swapped))
+    ch01._MYSTERY_STATE.clear()
+
+
+@pytest.mark.slow
 def test_task_names_refuses_names_before_the_models_ran_and_a_copied_table_of_names():
     ch01._MYSTERY_STATE.clear()
     _rejects(ch01.check_task_names({"A": "sort", "B": "copy", "C": "reverse"}), "mystery_alignments()")
-    drawn = set()
-    for _ in range(8):
-        ch01.mystery_alignments(seq_len=3, hidden_size=4, steps=1)
-        drawn.add(tuple(ch01._MYSTERY_STATE["assignment"].values()))
+    drawn = {}
+    for _ in range(8):  # trained once (the models are kept), shuffled at every call
+        shown = ch01.mystery_alignments(steps=150)
+        names = tuple(ch01.task_shown_by(src, alignment) for src, alignment in shown.values())
+        drawn[names] = {label: ch01.task_shown_by(*shown[label]) for label in ch01.MYSTERY_LABELS}
     assert len(drawn) > 1  # the tasks behind the labels change from call to call
-    truth = ch01._MYSTERY_STATE["assignment"]
+    truth = drawn[names]  # this draw's names, read from its alignments as the reader would
     assert ch01.check_task_names(truth).passed
-    table = {"A": "sort", "B": "copy", "C": "reverse"}  # the names of one earlier draw
-    if table != truth:
-        _rejects(ch01.check_task_names(table))
-    ch01._MYSTERY_STATE["assignment"] = {"A": "copy", "B": "reverse", "C": "sort"}
-    _rejects(ch01.check_task_names(table), "A is a straight line")
+    for earlier in drawn.values():  # the names of an earlier draw
+        if earlier != truth:
+            _rejects(ch01.check_task_names(earlier))
     ch01._MYSTERY_STATE.clear()
+
+
+@pytest.mark.slow
+def test_the_checker_keeps_no_name_of_a_task_for_an_answer_to_read():
+    shown = ch01.mystery_alignments(steps=150)
+    names = set(ch01._TASK_NAMES)
+
+    def strings(obj):  # every string reachable from the module's state
+        if isinstance(obj, str):
+            yield obj
+        elif isinstance(obj, dict):
+            for key, value in obj.items():
+                yield from strings(key)
+                yield from strings(value)
+        elif isinstance(obj, (list, tuple)):
+            for item in obj:
+                yield from strings(item)
+
+    assert set(ch01._MYSTERY_STATE) == {"shown"}
+    assert not names & set(strings(ch01._MYSTERY_STATE))  # labels and tensors, no task's name
+    for label, (src, alignment) in ch01._MYSTERY_STATE["shown"].items():
+        torch.testing.assert_close(alignment, shown[label][1])  # what the figure shows, nothing more
+    ch01._MYSTERY_STATE.clear()
+
+
+def test_mystery_alignments_refuses_settings_whose_alignments_show_no_task():
+    with pytest.raises(RuntimeError, match="train longer"):
+        ch01.mystery_alignments(seq_len=3, hidden_size=4, steps=1)
 
 
 @pytest.mark.slow
 def test_mystery_alignments_follow_their_tasks():
     from helpers.experiments.alignments import alignment_mass, source_positions
 
-    mystery = ch01.mystery_alignments(steps=150)
+    mystery = ch01.mystery_alignments(steps=150, shuffle=False)
     sources = [src for src, _ in mystery.values()]
     assert all(torch.equal(src, sources[0]) for src in sources) and len(set(sources[0].tolist())) == 8
-    for label, task in ch01._MYSTERY_STATE["assignment"].items():
+    for label, task in ch01._MYSTERY_TASKS.items():
         src, alignment = mystery[label]
         assert alignment.shape == (8, 8)
         torch.testing.assert_close(alignment.sum(-1), torch.ones(8))
@@ -412,6 +467,7 @@ def test_mystery_alignments_follow_their_tasks():
         others = [alignment_mass(alignment, source_positions(t, src[None])[0], window=1)
                   for t in ("copy", "reverse", "sort") if t != task]
         assert own > max(others), (label, task, own, others)
+        assert ch01.task_shown_by(src, alignment) == task
 
 
 # --------------------------------------------------------------------------------------------

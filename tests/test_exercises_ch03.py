@@ -13,7 +13,8 @@ import torch.nn.functional as F
 from exercise_routes import delegating_routes
 from helpers.diagnostics import softmax_jacobian
 from helpers.exercises import CheckResult, ch03
-from helpers.exercises.predictions import forget, predict, recorded, reveal
+from helpers.exercises.predictions import _forget as forget
+from helpers.exercises.predictions import predict, recorded, reveal
 from helpers.experiments import dot_variance, scale_training
 from helpers.experiments.logit_scale import logit_scale_of
 from helpers.experiments.scale_training import LearningRateSweep
@@ -82,6 +83,21 @@ def test_a_prediction_recorded_after_the_result_is_marked_late():
     predict(ch03.VARIANCE_KEY, 16.0)
     assert not ch03.check_predicted_variance(d_k=64, sigma=0.5).passed  # shows the result
     predict(ch03.VARIANCE_KEY, 4.0)
+    late = ch03.check_predicted_variance(d_k=64, sigma=0.5)
+    assert late.passed and "not a prediction" in late.message and "was right" not in late.message
+
+
+def test_no_public_call_of_the_predictions_module_makes_a_late_prediction_count_as_on_time():
+    import helpers.exercises as ex
+    from helpers.exercises import predictions
+
+    predict(ch03.VARIANCE_KEY, 16.0)
+    assert not ch03.check_predicted_variance(d_k=64, sigma=0.5).passed  # shows the result
+    for name in predictions.__all__:  # what a reader is offered: none of it forgets a shown result
+        assert name in {"Prediction", "predict", "recorded", "reveal"}, name
+    assert not hasattr(ex, "forget") and not hasattr(predictions, "forget")
+    predict(ch03.VARIANCE_KEY, 4.0)
+    predict(ch03.VARIANCE_KEY, 4.0)  # predicting again does not wash it either
     late = ch03.check_predicted_variance(d_k=64, sigma=0.5)
     assert late.passed and "not a prediction" in late.message and "was right" not in late.message
 

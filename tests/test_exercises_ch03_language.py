@@ -10,7 +10,8 @@ import torch
 
 from helpers.exercises import ch03
 from helpers.exercises.messages import CATALOGUE
-from helpers.exercises.predictions import forget, predict
+from helpers.exercises.predictions import _forget as forget
+from helpers.exercises.predictions import predict
 
 
 @pytest.fixture(autouse=True)

@@ -437,9 +437,9 @@ def run():
 
 @pytest.fixture(autouse=True)
 def no_prediction():
-    predictions.forget(ch04.ABLATION)
+    predictions._forget(ch04.ABLATION)
     yield
-    predictions.forget(ch04.ABLATION)
+    predictions._forget(ch04.ABLATION)
 
 
 def good(r):
@@ -464,7 +464,7 @@ def test_head_ablation_accepts_the_solution_and_compares_the_prediction(run):
     predict(ch04.ABLATION, worst)
     verdict = ch04.check_head_ablation(good, run)
     assert verdict.passed and "your prediction was right" in verdict.message
-    predictions.forget(ch04.ABLATION)
+    predictions._forget(ch04.ABLATION)
     predict(ch04.ABLATION, (worst + 1) % run.num_heads)
     verdict = ch04.check_head_ablation(good, run)
     assert verdict.passed and f"the data say head {worst}" in verdict.message
@@ -500,6 +500,26 @@ def test_head_ablation_reruns_the_answer_so_a_table_or_constant_fails(run):
         ch04.check_head_ablation(lambda r: sizes.append(r.num_heads) or good(r), run)
     assert len(set(sizes)) > 1  # the checker's own model has a fresh number of heads
     assert not ch04.check_head_ablation(good, "my run").passed
+
+
+def test_head_ablation_refuses_a_run_built_by_hand_or_changed_after_training(run):
+    import copy
+    import dataclasses
+
+    predict(ch04.ABLATION, 0)
+    assert ch04.check_head_ablation(good, run).passed
+    untrained = ht.FilterRun(run.num_heads, run.seed, run.offsets, run.r2, run.ceiling,
+                             ht.FilterHeads(12, 4, 24, run.num_heads).eval(), run.test_x, run.test_y, run.filters)
+    doctored = copy.deepcopy(run)
+    with torch.no_grad():
+        doctored.model.attention.o_proj.weight[:, :8] = 0  # head 0 silenced after training
+    boasted = dataclasses.replace(run, r2=1.0)  # the same model, a better R² typed in
+    for fake in (untrained, doctored, boasted):
+        verdict = ch04.check_head_ablation(good, fake)
+        assert not verdict.passed and "ht.train_filter" in verdict.message, verdict.message
+        assert "R²" in verdict.message and "prediction" not in verdict.message
+    assert "ht.train_filter" in ch04.check_head_ablation(good, doctored, language="zh").message
+    assert ch04.check_head_ablation(good, run).passed  # the lab's own run, unchanged, still passes
 
 
 def test_head_ablation_names_a_mask_that_removes_nothing_or_keeps_one(run):

@@ -3,6 +3,7 @@ reject each typical mistake by name, and reject answers that delegate (to the pa
 or to PyTorch's own attention), tables of answers and invented timings."""
 
 import math
+import sys
 import time
 
 import pytest
@@ -16,7 +17,8 @@ from helpers import attention, masks
 from helpers.efficient import sliding_window_attention
 from helpers.efficient_linear import _kernel_attention, linear_attention
 from helpers.exercises import ch05
-from helpers.exercises.predictions import forget, predict
+from helpers.exercises.predictions import _forget as forget
+from helpers.exercises.predictions import predict
 from helpers.experiments import efficient_cost
 from helpers.vision import SqueezeExcitation
 
@@ -238,6 +240,51 @@ def test_se_refuses_every_route_to_the_package():
     saved = layer.forward  # a bound method saved before: the code it runs is the package's
     verdict = ch05.check_se_block(lambda x, fc1, fc2: saved(x))
     assert not verdict.passed and "SqueezeExcitation" in verdict.message
+
+
+FAKE_TORCHVISION_OPS = """
+import torch
+
+
+class SqueezeExcitation(torch.nn.Module):  # torchvision.ops.SqueezeExcitation's computation, for the test
+    def __init__(self, input_channels, squeeze_channels):
+        super().__init__()
+        self.fc1 = torch.nn.Conv2d(input_channels, squeeze_channels, 1)
+        self.fc2 = torch.nn.Conv2d(squeeze_channels, input_channels, 1)
+
+    def forward(self, x):
+        scale = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * torch.sigmoid(self.fc2(torch.relu(self.fc1(scale))))
+"""
+
+
+def test_se_refuses_torchvisions_squeeze_excitation(tmp_path, monkeypatch):
+    # torchvision is not installed here (it is on Colab): a stand-in with the same name and layout is.
+    package = tmp_path / "torchvision"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "ops.py").write_text(FAKE_TORCHVISION_OPS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("torchvision", "torchvision.ops"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    def through_torchvision(x, fc1, fc2):
+        from torchvision.ops import SqueezeExcitation as TorchvisionSE
+
+        layer = TorchvisionSE(fc1.in_features, fc1.out_features).double()
+        with torch.no_grad():
+            for conv, linear in ((layer.fc1, fc1), (layer.fc2, fc2)):
+                conv.weight.copy_(linear.weight[:, :, None, None])
+                conv.bias.copy_(linear.bias)
+        return layer(x)
+
+    x = torch.randn(2, 6, 4, 4, dtype=torch.float64)
+    fc1, fc2 = torch.nn.Linear(6, 3).double(), torch.nn.Linear(3, 6).double()
+    torch.testing.assert_close(through_torchvision(x, fc1, fc2), se(x, fc1, fc2))  # right when unwatched
+    verdict = ch05.check_se_block(through_torchvision)
+    assert not verdict.passed and "torchvision" in verdict.message, verdict.message
+    monkeypatch.delitem(sys.modules, "torchvision.ops", raising=False)
+    monkeypatch.delitem(sys.modules, "torchvision", raising=False)
 
 
 def test_se_refuses_a_table_of_answers():

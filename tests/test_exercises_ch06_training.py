@@ -273,6 +273,30 @@ def test_pre_ln_checker_rejects_the_block_itself_by_any_route():
         assert not verdict.passed and "helpers.TransformerBlock" in verdict.message, route
 
 
+def test_pre_ln_checker_refuses_pytorchs_own_pre_ln_layer_holding_the_blocks_weights():
+    def torch_layer(block, x):  # the same block, built from PyTorch's layer instead of written
+        width = x.shape[-1]
+        layer = torch.nn.TransformerEncoderLayer(width, block.self_attn.num_heads, dropout=0.0, batch_first=True,
+                                                 dim_feedforward=block.ffn.linear1.out_features, norm_first=True)
+        attn = block.self_attn
+        with torch.no_grad():
+            layer.eval().self_attn.in_proj_weight.copy_(torch.cat([attn.q_proj.weight, attn.k_proj.weight,
+                                                                   attn.v_proj.weight]))
+            layer.self_attn.in_proj_bias.copy_(torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias]))
+            layer.self_attn.out_proj.load_state_dict(attn.o_proj.state_dict())
+            layer.norm1.load_state_dict(block.self_attn_norm.state_dict())
+            layer.norm2.load_state_dict(block.ffn_norm.state_dict())
+            layer.linear1.load_state_dict(block.ffn.linear1.state_dict())
+            layer.linear2.load_state_dict(block.ffn.linear2.state_dict())
+        return layer(x)
+
+    block, x = ex._fresh_block(torch.Generator().manual_seed(3))
+    with torch.no_grad():  # the route is a right answer when nothing watches it
+        torch.testing.assert_close(torch_layer(block, x), block(x).hidden, rtol=1e-4, atol=1e-5)
+    verdict = ex.check_pre_ln_fix(torch_layer)
+    assert not verdict.passed and "torch.nn" in verdict.message, verdict.message
+
+
 # ------------------------------------------------------------------ exercise 2: broken heads
 
 

@@ -17,10 +17,29 @@ from sitebuild.vendor import check_vendor
 
 pytestmark = pytest.mark.book
 
+CELL_ERROR = "An error occurred while executing the following cell"  # nbclient's CellExecutionError
+
+
+def failed_cells(log: str, limit: int = 4000) -> str:
+    """The cells that failed in a build's log, each with its source and error (nbclient's message), so
+    that a failed notebook names its cell and assertion, not only Sphinx's ExecutionError at the log's end."""
+    starts = [match.start() for match in re.finditer(re.escape(CELL_ERROR), log)]
+    return "\n".join(log[start:start + limit] for start in starts[:3])
+
+
+def test_failed_cells_are_found_in_a_build_log() -> None:
+    log = ("reading sources...\nTraceback (most recent call last):\n" + CELL_ERROR + ":\n------------------\n"
+           "assert speedup > 3\n------------------\n\nAssertionError: \n" + "x" * 5000)
+    found = failed_cells(log, limit=200)
+    assert found.startswith(CELL_ERROR) and "assert speedup > 3" in found and "AssertionError" in found
+    assert failed_cells("no failure here") == ""
+
+
 def test_book_builds_with_warnings_as_errors(book_build) -> None:
     assert book_build.returncode == 0 and not book_build.warnings, (
         f"jupyter-book build -W failed (exit {book_build.returncode}); warnings:\n"
-        + "\n".join(book_build.warnings[:30]) + f"\n--- log tail ---\n{book_build.log[-2000:]}")
+        + "\n".join(book_build.warnings[:30]) + f"\n--- failed cells ---\n{failed_cells(book_build.log)}"
+        + f"\n--- log tail ---\n{book_build.log[-2000:]}")
 
 
 def test_every_page_is_at_most_1_mb_of_its_own(built_html: Path, pages: list[Path], measurements: list[str]) -> None:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LABS = {  # lab -> number of exercises (each has a stub cell and a folded solution cell)
     "01-bottleneck-lab.ipynb": 6,
     "02-dot-product-lab.ipynb": 7,
-    "03-scaling-lab.ipynb": 6,
+    "03-scaling-lab.ipynb": 7,  # six exercises and the extra prediction of the entropy
     "04-multihead-lab.ipynb": 6,
     "05-variants-lab.ipynb": 6,
     "06-memory-position-lab.ipynb": 6,

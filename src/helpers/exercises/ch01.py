@@ -60,6 +60,7 @@ __all__ = [
     "LARGE_SCORE",
     "MYSTERY_LABELS",
     "mystery_alignments",
+    "task_shown_by",
     "check_task_names",
     "GRADIENT_SHAPES",
     "GRU_RATIO_BANDS",
@@ -537,8 +538,48 @@ MYSTERY_LABELS: tuple[str, ...] = ("A", "B", "C")
 """The names of the three mystery alignments."""
 _MYSTERY_TASKS: dict[str, str] = {"A": "sort", "B": "copy", "C": "reverse"}
 """The labels' tasks when :func:`mystery_alignments` does not shuffle them."""
-_MYSTERY_STATE: dict[str, dict[str, str]] = {}
-"""The labels' tasks of the last :func:`mystery_alignments` (what :func:`check_task_names` compares with)."""
+_MYSTERY_STATE: dict[str, dict[str, tuple[Tensor, Tensor]]] = {}
+"""What the last :func:`mystery_alignments` showed: ``{"shown": {label: (src, alignment)}}``, the
+alignments themselves and nothing more. Which task is behind which label is not kept anywhere: the
+checker reads it from the alignments, as the reader must (:func:`task_shown_by`)."""
+
+_TASK_NAMES: tuple[str, ...] = ("copy", "reverse", "sort")
+
+
+def task_shown_by(src: Tensor, alignment: Tensor) -> str:
+    """The task whose reading order an alignment follows: the one with the most weight within one
+    position of where it reads (:func:`helpers.experiments.alignments.alignment_mass`, ``window=1``).
+
+    Shape:
+        src ``(S,)``; alignment ``(T, S)``.
+    """
+    from helpers.experiments.alignments import alignment_mass, source_positions  # noqa: PLC0415
+
+    mass = {task: alignment_mass(alignment, source_positions(task, src[None])[0], window=1) for task in _TASK_NAMES}
+    return max(mass, key=mass.__getitem__)
+
+
+@functools.lru_cache(maxsize=8)
+def _trained_alignment(task: str, seq_len: int, hidden_size: int, steps: int, seed: int) -> tuple[Tensor, Tensor]:
+    """One model trained on ``task`` and its alignment on the shown source (seeded: the same at every call)."""
+    # imported here, not at the top: keep the import of this module light
+    from helpers.experiments.seq2seq_training import train_seq2seq  # noqa: PLC0415
+    from helpers.rnn import Seq2SeqGRU  # noqa: PLC0415
+    from helpers.tasks import FIRST_CONTENT_TOKEN  # noqa: PLC0415
+    from helpers.train import num_threads, set_seed  # noqa: PLC0415
+
+    vocab_size = 12
+    gen = torch.Generator().manual_seed(seed + 777)
+    src = (torch.randperm(vocab_size - FIRST_CONTENT_TOKEN, generator=gen)[:seq_len] + FIRST_CONTENT_TOKEN)[None]
+    target = {"copy": src, "reverse": src.flip(1), "sort": src.sort(dim=1).values}[task]  # (1, S), distinct
+    with num_threads(1):
+        set_seed(seed)
+        model = Seq2SeqGRU(vocab_size, 16, hidden_size, attention=True)
+        train_seq2seq(model, task=task, lengths=[seq_len], steps=steps, batch_size=32, lr=1e-2, seed=seed)
+        model.eval()
+        with torch.no_grad():
+            _, alignment = model(src, target)  # (1, T, S)
+    return src[0], alignment[0]
 
 
 def mystery_alignments(
@@ -549,10 +590,12 @@ def mystery_alignments(
     The tasks are ``copy``, ``reverse`` and ``sort`` (:mod:`helpers.tasks`); which one is
     behind which label is what :func:`check_task_names` checks. Each model is a
     :class:`~helpers.rnn.Seq2SeqGRU` with attention trained for ``steps`` steps on sequences of
-    length ``seq_len`` (about 3 s each on a laptop CPU). All three are then shown the same
-    source, ``seq_len`` *distinct* symbols (so that the sorted order is unambiguous). The models
-    and their alignments are seeded; which task hides behind which label is drawn afresh at each
-    call (``shuffle``), so that no list of names copied from elsewhere answers the exercise.
+    length ``seq_len`` (about 3 s each on a laptop CPU, once: the trained models are kept for the
+    next call with the same settings). All three are then shown the same source, ``seq_len``
+    *distinct* symbols (so that the sorted order is unambiguous). The models and their alignments
+    are seeded; which task hides behind which label is drawn afresh at each call (``shuffle``), so
+    that no list of names copied from elsewhere answers the exercise, and it is kept nowhere: the
+    checker reads it from the alignments.
 
     Args:
         seq_len: Length of the sequences (at most 10, the number of content symbols).
@@ -564,36 +607,27 @@ def mystery_alignments(
     Returns:
         A dict from each label to a pair ``(src, alignment)``, one source sequence ``(S,)`` and
         the model's alignment ``(T, S)`` on it (teacher-forced).
-    """
-    # imported here, not at the top: keep the import of this module light
-    from helpers.experiments.seq2seq_training import train_seq2seq  # noqa: PLC0415
-    from helpers.rnn import Seq2SeqGRU  # noqa: PLC0415
-    from helpers.tasks import FIRST_CONTENT_TOKEN  # noqa: PLC0415
-    from helpers.train import num_threads, set_seed  # noqa: PLC0415
 
-    vocab_size = 12
-    n_symbols = vocab_size - FIRST_CONTENT_TOKEN
+    Raises:
+        ValueError: ``seq_len`` is out of range.
+        RuntimeError: with these settings a model's alignment does not show the task it was trained
+            on (too few steps, too small a model): no reading of it could name the task.
+    """
+    from helpers.tasks import FIRST_CONTENT_TOKEN  # noqa: PLC0415
+
+    n_symbols = 12 - FIRST_CONTENT_TOKEN
     if not isinstance(seq_len, int) or not 2 <= seq_len <= n_symbols:
         raise ValueError(f"seq_len must be an int in [2, {n_symbols}], got {seq_len!r}")
-    gen = torch.Generator().manual_seed(seed + 777)
-    src = (torch.randperm(n_symbols, generator=gen)[:seq_len] + FIRST_CONTENT_TOKEN)[None]  # (1, S), distinct
-    targets = {"copy": src, "reverse": src.flip(1), "sort": src.sort(dim=1).values}
+    trained = {task: _trained_alignment(task, seq_len, hidden_size, steps, seed) for task in _TASK_NAMES}
+    for task, (src, alignment) in trained.items():
+        if task_shown_by(src, alignment) != task:
+            raise RuntimeError(f"with steps={steps} and hidden_size={hidden_size}, the model trained on {task!r} "
+                               f"does not read the source as {task} does: train longer (more steps)")
     tasks = [_MYSTERY_TASKS[label] for label in MYSTERY_LABELS]
     if shuffle:
         tasks = [tasks[int(i)] for i in torch.randperm(len(tasks), generator=fresh_generator())]
-    assignment = dict(zip(MYSTERY_LABELS, tasks))
-    out: dict[str, tuple[Tensor, Tensor]] = {}
-    with num_threads(1):
-        for label in MYSTERY_LABELS:
-            task = assignment[label]
-            set_seed(seed)
-            model = Seq2SeqGRU(vocab_size, 16, hidden_size, attention=True)
-            train_seq2seq(model, task=task, lengths=[seq_len], steps=steps, batch_size=32, lr=1e-2, seed=seed)
-            model.eval()
-            with torch.no_grad():
-                _, alignment = model(src, targets[task])  # (1, T, S)
-            out[label] = (src[0], alignment[0])
-    _MYSTERY_STATE["assignment"] = assignment
+    out = {label: (trained[task][0].clone(), trained[task][1].clone()) for label, task in zip(MYSTERY_LABELS, tasks)}
+    _MYSTERY_STATE["shown"] = {label: (src.clone(), alignment.clone()) for label, (src, alignment) in out.items()}
     return out
 
 
@@ -601,8 +635,10 @@ def mystery_alignments(
 def check_task_names(answer: Any, *, language: str | None = None) -> CheckResult:
     """Check the reader's names for the mystery alignments of :func:`mystery_alignments`.
 
-    The names are compared with the tasks that the last call of :func:`mystery_alignments` put
-    behind the labels (drawn afresh at each call); before any call, the answer is refused.
+    The names are compared with the tasks that the alignments of the last call of
+    :func:`mystery_alignments` show (:func:`task_shown_by`: the checker reads them as the reader
+    must; which task is behind which label is drawn afresh at each call and kept nowhere); before
+    any call, the answer is refused.
 
     Args:
         answer: ``{"A": task, "B": task, "C": task}`` with tasks among ``"copy"``,
@@ -613,9 +649,10 @@ def check_task_names(answer: Any, *, language: str | None = None) -> CheckResult
         A :class:`~helpers.exercises.CheckResult`.
     """
     tasks = sorted(set(_MYSTERY_TASKS.values()))
-    truth = _MYSTERY_STATE.get("assignment")
-    if truth is None:
+    shown = _MYSTERY_STATE.get("shown")
+    if shown is None:
         return CheckResult.of(False, "ch01.tasks.not_run", language)
+    truth = {label: task_shown_by(src, alignment) for label, (src, alignment) in shown.items()}
     if not isinstance(answer, Mapping):
         return CheckResult.of(False, "ch01.tasks.not_a_dict", language, tasks=str(tasks), type=type(answer).__name__)
     given = {str(k).strip().upper(): (v.strip().lower() if isinstance(v, str) else v) for k, v in answer.items()}

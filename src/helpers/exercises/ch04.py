@@ -486,7 +486,9 @@ def check_head_ablation(fn: Callable[[Any], list[float]], run: Any, *, language:
     """Check ``fn(run) -> [R² with head h removed, for each h]`` (with ``head_mask``), and compare the
     prediction recorded before it (``predict(ch04.ABLATION, head)``) with the result.
 
-    No prediction recorded: refused before anything is run or shown. Then ``fn`` runs on a small
+    A run that :func:`helpers.experiments.heads_training.train_filter` did not return in this session,
+    or one changed since (weights, data, R²), is refused. No prediction recorded: refused before
+    anything is run or shown. Then ``fn`` runs on a small
     model the checker trains itself (fresh seed and head count: no table of numbers passes), then on
     ``run``; each result is compared with the checker's own ablation of the same model. Only
     ``run.score`` of the package may be called (``head_ablation``, ``break_one_head`` and the rest are
@@ -505,6 +507,8 @@ def check_head_ablation(fn: Callable[[Any], list[float]], run: Any, *, language:
 
     if not isinstance(run, ht.FilterRun) or type(run.model) is not ht.FilterHeads:
         return CheckResult.of(False, "ch04.ablation.not_a_run", language, type=type(run).__name__)
+    if not ht.trained_by_train_filter(run):
+        return CheckResult.of(False, "ch04.ablation.not_trained", language)
     prediction = recorded(ABLATION)
     if prediction is None:
         return CheckResult.of(False, "ch04.ablation.no_prediction", language, key=ABLATION, last=run.num_heads - 1)

@@ -232,7 +232,9 @@ def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | 
 
     Run on a fresh feature map and fresh layers, chosen so that ``fc1``'s outputs (the
     pre-activations) have both signs: an answer without the ReLU does not pass. Every package
-    function (``SqueezeExcitation``, ``CBAM`` among them) is forbidden while it runs.
+    function (``SqueezeExcitation``, ``CBAM`` among them) is forbidden while it runs, and so is
+    torchvision (its ``ops.SqueezeExcitation``, on Colab by default) and the way out of PyTorch
+    (:data:`~helpers.exercises.guard.ARRAYS`).
 
     Args:
         fn: The reader's function.
@@ -258,7 +260,7 @@ def check_se_block(fn: Callable[[Tensor, Any, Any], Tensor], *, language: str | 
                 break
         right = _se_forward(x, fc1, fc2)
         gates = torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3))))))
-        result = call_watched(fn, x, fc1, fc2, forbidden=ARRAYS, language=language)
+        result = call_watched(fn, x, fc1, fc2, forbidden=(*ARRAYS, "torchvision"), language=language)
         out = as_tensor(result, phrase("ch05.what.feature_map"), language)
         if allclose(out, right):
             return CheckResult.of(True, "ch05.se.passed", language)

@@ -42,7 +42,7 @@ from torch import Tensor
 from helpers.blocks import TransformerBlock
 from helpers.exercises import CheckResult
 from helpers.exercises.catalogue.ch06_training import MESSAGES  # noqa: F401 (registers its messages)
-from helpers.exercises.guard import DISTRIBUTIONS
+from helpers.exercises.guard import ATTENTION, DISTRIBUTIONS
 from helpers.exercises.messages import LANGUAGES, phrase, text
 from helpers.exercises.predictions import predict, recorded, reveal
 from helpers.exercises.reader import Rejected, allclose, as_tensor, call_watched, checker, fresh_generator, fresh_int
@@ -630,7 +630,9 @@ def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor], *, langua
     input drawn fresh at each call. While ``fn`` runs every function of the package is forbidden
     (the block's own ``forward`` included) except :class:`helpers.multihead.MultiHeadAttention`,
     the attention sub-layer the answer calls, and :func:`buggy_pre_ln_block` (which is wrong: passing
-    it back gets its diagnosis). The message says what a misplaced LayerNorm does.
+    it back gets its diagnosis); so are PyTorch's own blocks and attention (:data:`~helpers.exercises.guard.ATTENTION`:
+    ``nn.TransformerEncoderLayer(norm_first=True)`` holding the block's weights is the same block, not the fix).
+    The message says what a misplaced LayerNorm does.
 
     Args:
         fn: The reader's function.
@@ -642,8 +644,8 @@ def check_pre_ln_fix(fn: Callable[[TransformerBlock, Tensor], Tensor], *, langua
     block, x = _fresh_block(fresh_generator())
     with torch.no_grad():
         right = block(x).hidden
-        result = call_watched(fn, block, x.clone(), allowed=(MultiHeadAttention, buggy_pre_ln_block),
-                              language=language)
+        result = call_watched(fn, block, x.clone(), forbidden=ATTENTION,
+                              allowed=(MultiHeadAttention, buggy_pre_ln_block), language=language)
         out = as_tensor(result, phrase("ch06_training.what.block"), language)
         if out.shape != right.shape:
             return CheckResult.of(False, "ch06_training.pre.shape", language, expected=tuple(right.shape),

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Prediction", "predict", "recorded", "reveal", "forget"]
+__all__ = ["Prediction", "predict", "recorded", "reveal"]
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,13 @@ def reveal(exercise: str) -> None:
     _revealed.add(exercise)
 
 
-def forget(exercise: str | None = None) -> None:
-    """Forget the predictions and shown results of ``exercise`` (``None``: of every exercise); for tests."""
+def _forget(exercise: str | None = None) -> None:
+    """Forget the predictions and shown results of ``exercise`` (``None``: of every exercise).
+
+    For the package's own tests, which start each case from a fresh session. It is private, and the
+    labs never call it: a public way to forget that a result was shown would let a prediction made
+    after seeing the result count as made before it.
+    """
     if exercise is None:
         _predictions.clear()
         _revealed.clear()

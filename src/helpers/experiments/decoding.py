@@ -103,14 +103,21 @@ def cache_equivalence(
     return out
 
 
-def _best_time(fn: Callable[[], object], repeats: int) -> float:
-    """The smallest of ``repeats`` wall-clock timings of ``fn()``, in seconds (after one warm-up)."""
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
+def _best_times(fns: Sequence[Callable[[], object]], repeats: int) -> list[float]:
+    """The smallest of ``repeats`` wall-clock timings of each ``fn()``, in seconds (after one warm-up each).
+
+    The functions are timed in turn within each repeat, not one after the other: a busy spell of
+    the machine (another process, a second notebook of the build) then slows every contender of a
+    comparison alike instead of the one that happened to run during it.
+    """
+    for fn in fns:
         fn()
-        best = min(best, time.perf_counter() - start)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
@@ -136,7 +143,6 @@ def decode_step_times(
     without, with_cache = [], []
     with num_threads(1):
         for p in positions:
-            without.append(_best_time(lambda p=p: model(tokens[:, :p]), repeats))
             caches = model.new_kv_caches()
             model(tokens[:, :p - 1], kv_caches=caches)  # prefill p - 1 positions
             saved = [(c.key, c.value) for c in caches]
@@ -146,7 +152,9 @@ def decode_step_times(
                     c.key, c.value = k, v  # back to p - 1 cached positions
                 model(tokens[:, p - 1:p], kv_caches=caches)
 
-            with_cache.append(_best_time(step, repeats))
+            full, cached = _best_times([lambda p=p: model(tokens[:, :p]), step], repeats)
+            without.append(full)
+            with_cache.append(cached)
     return {"positions": [float(p) for p in positions], "without cache": without, "with cache": with_cache}
 
 
@@ -266,7 +274,7 @@ def grouped_decode_attention(query: Tensor, key: Tensor, value: Tensor, *, scale
 @torch.no_grad()
 def kv_head_times(
     kv_heads: Sequence[int] = (8, 4, 2, 1), *, num_heads: int = 8, head_dim: int = 64, seq_len: int = 4096,
-    batch: int = 4, repeats: int = 7, seed: int = 0,
+    batch: int = 4, repeats: int = 9, seed: int = 0,
 ) -> dict[str, list[float]]:
     """One decoding step of attention (one new query per sequence) over ``seq_len`` cached positions.
 
@@ -290,12 +298,15 @@ def kv_head_times(
             groups = num_heads // h_kv
             out["kv_heads"].append(float(h_kv))
             out["cache_bytes"].append(float(key.nbytes + value.nbytes))
-            out["grouped"].append(_best_time(lambda k=key, v=value: grouped_decode_attention(query, k, v), repeats))
-            out["repeat_kv"].append(_best_time(
-                lambda k=key, v=value, g=groups: F.scaled_dot_product_attention(query, repeat_kv(k, g),
-                                                                                repeat_kv(v, g)), repeats))
-            out["enable_gqa"].append(_best_time(
-                lambda k=key, v=value: F.scaled_dot_product_attention(query, k, v, enable_gqa=True), repeats))
+            grouped, copied, shared = _best_times([
+                lambda k=key, v=value: grouped_decode_attention(query, k, v),
+                lambda k=key, v=value, g=groups: F.scaled_dot_product_attention(
+                    query, repeat_kv(k, g), repeat_kv(v, g)),
+                lambda k=key, v=value: F.scaled_dot_product_attention(query, k, v, enable_gqa=True),
+            ], repeats)
+            out["grouped"].append(grouped)
+            out["repeat_kv"].append(copied)
+            out["enable_gqa"].append(shared)
     return out
 
 

@@ -20,6 +20,7 @@ Shape legend:
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -143,7 +144,32 @@ def train_filter(num_heads: int, *, offsets: Sequence[int] = (-1, 2, 4), seed: i
     model.eval()
     run = FilterRun(num_heads, seed, offsets, 0.0, filter_ceiling(filters, num_heads), model, test_x, test_y, filters)
     run.r2 = run.score()
+    _TRAINED.add(run_digest(run))
     return run
+
+
+_TRAINED: set[str] = set()
+"""Digests of the runs :func:`train_filter` returned in this session (see :func:`trained_by_train_filter`)."""
+
+
+def run_digest(run: FilterRun) -> str:
+    """A digest of everything a run holds: its settings, its R², its model's weights, its held-out data."""
+    digest = hashlib.sha256(repr((run.num_heads, run.seed, tuple(run.offsets), run.r2, run.ceiling)).encode())
+    tensors = [*run.model.state_dict().values(), run.test_x, run.test_y]
+    if run.filters is not None:
+        tensors.append(run.filters)
+    for tensor in tensors:
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def trained_by_train_filter(run: FilterRun) -> bool:
+    """Whether ``run`` is, as it is now, a run that :func:`train_filter` returned in this session.
+
+    A run built by hand, or one whose weights, data or R² were changed after training, is not:
+    chapter 4's ablation checker (:func:`helpers.exercises.ch04.check_head_ablation`) refuses it.
+    """
+    return isinstance(run, FilterRun) and run_digest(run) in _TRAINED
 
 
 def filter_sweep(num_heads: Sequence[int], seeds: Sequence[int] = (0, 1, 2), **kwargs) -> dict[int, list[FilterRun]]:

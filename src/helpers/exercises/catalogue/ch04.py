@@ -219,6 +219,11 @@ MESSAGES = {
     "ch04.ablation.not_a_run": {
         "en": "pass the trained run (ht.train_filter(...)), got {type}",
         "zh": "应传入训练好的 run（ht.train_filter(...)），得到的是 {type}"},
+    "ch04.ablation.not_trained": {
+        "en": "this run is not one that ht.train_filter(...) returned in this session, or it was changed since "
+              "(its weights, held-out data or R²): train it with ht.train_filter(...) and pass it as it came",
+        "zh": "这个 run 不是本次会话中 ht.train_filter(...) 返回的，或者之后被改动过（权重、留出数据或 R²）："
+              "请用 ht.train_filter(...) 训练，并原样传入"},
     "ch04.ablation.no_prediction": {
         "en": "no prediction recorded: before the ablation runs, record the head (0 .. {last}) you expect to "
               "matter most with predict(\"{key}\", head)",
