@@ -325,6 +325,28 @@ def test_a_figures_caption_and_text_alternative_are_replaced() -> None:
     assert editions.translate_figure("<div>no figure</div>", "a", "b") is None
 
 
+def test_a_number_typed_into_a_chinese_figure_text_is_caught_once_the_run_changes_it() -> None:
+    import plotly.graph_objects as go
+
+    import editions_zh
+    import helpers.viz as viz
+
+    markup = viz.captioned(go.Figure(go.Scatter(y=[1, 0])), "Zero-mean entries: the loss ends at 0.41.",
+                           alt="A line from 3 to 1,000 steps; 0.41 at the end.")._site_html()
+    english = editions_zh.english_figure_text(markup)
+    assert "0.41" in english and "1,000" in english
+    assert editions_zh.numbers_not_in("均值为 0：损失最终为 0.41，共 1000 步，从 3 开始。", english) == []
+    # a number planted in the Chinese text, or one the run has since changed, is reported
+    assert editions_zh.numbers_not_in("损失最终为 0.42（种子 0.07–0.48）。", english) == ["0.42", "0.07", "0.48"]
+    # the way out: the value glued by the page's code, written as in the prose
+    glued = {"final_loss": "0.4123", "steps": "1000"}
+    chinese = editions_zh.paste_glued("损失最终为 {glue:text}`final_loss:.2f`，共 {glue:text}`steps` 步。",
+                                      glued.__getitem__)
+    assert chinese == "损失最终为 0.41，共 1000 步。" and editions_zh.numbers_not_in(chinese, english) == []
+    with pytest.raises(KeyError):
+        editions_zh.paste_glued("{glue:text}`missing:.2f`", glued.__getitem__)
+
+
 def test_a_quiz_shows_the_chinese_questions_and_buttons() -> None:
     from helpers.viz.quiz import quiz
 

@@ -29,7 +29,10 @@ __all__ = [
     "EditionStatus",
     "FigureText",
     "edition_status",
+    "english_figure_text",
     "figure_text",
+    "numbers_not_in",
+    "paste_glued",
     "status_sentences",
     "translate_figure",
     "translate_glued",
@@ -109,9 +112,65 @@ class figure_text(nodes.General, nodes.Element):  # noqa: N801 (docutils names i
     """A figure's Chinese caption and text alternative, applied to the code cell before it."""
 
 
+_GLUE_TEXT_ROLE = re.compile(r"\{glue:text\}`([^`]+)`")
+"""A glued number in a caption or text alternative, written as in the prose: ``{glue:text}`key:.2f```."""
+
+
+def paste_glued(text: str, lookup: Any) -> str:
+    """``text`` with each ``{glue:text}`key:format``` replaced by the glued value, formatted as the prose's role does.
+
+    Args:
+        text: A caption or text alternative.
+        lookup: ``lookup(key)`` gives the glued output's ``text/plain`` (raises ``KeyError`` when missing).
+
+    Returns:
+        The text with the values in place.
+
+    Raises:
+        KeyError: a key that the page does not glue.
+    """
+    from myst_nb.core.variables import format_plain_text
+
+    def paste(match: re.Match[str]) -> str:
+        key, _, spec = match.group(1).rpartition(":") if ":" in match.group(1) else (match.group(1), "", "s")
+        return format_plain_text(lookup(key), spec or "s")
+
+    return _GLUE_TEXT_ROLE.sub(paste, text)
+
+
+def _glued_text(document: Any, key: str) -> str:
+    from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
+
+    try:
+        data = retrieve_glue_data(document, key).data
+    except RetrievalError as error:
+        raise KeyError(key) from error
+    if "text/plain" not in data:
+        raise KeyError(key)
+    return data["text/plain"]
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+_WORD_NUMBERS = frozenset({"0", "1"})
+"""Numbers a Chinese text writes as digits where English writes a word ("zero-mean", "a millisecond")."""
+
+
+def numbers_not_in(chinese: str, english: str) -> list[str]:
+    """The numbers of a Chinese caption or text alternative that the English one of the same figure does
+    not show in this build (0 and 1 aside: English often writes them as words).
+
+    The English caption takes its numbers from the run (f-strings); a number typed into the Chinese text
+    is right only while it is one of those, so a number missing there is a typed result that drifted.
+    """
+    shown = {number.replace(",", "") for number in _NUMBER.findall(english)}
+    return [number for number in _NUMBER.findall(chinese)
+            if number.replace(",", "") not in shown and number not in _WORD_NUMBERS]
+
+
 class FigureText(Directive):
     """``figure-text``: the Chinese caption (its content) and text alternative (``:alt:``) of the
-    figure drawn by the code cell just before it."""
+    figure drawn by the code cell just before it. A number from the run is written as in the prose,
+    ``{glue:text}`key:format```, and filled in from the page's glued values."""
 
     has_content = True
     option_spec = {"alt": directives.unchanged_required}
@@ -121,8 +180,14 @@ class FigureText(Directive):
         caption = " ".join("\n".join(self.content).split())
         if not caption or not self.options.get("alt"):
             raise self.error("figure-text needs the caption as its content and the text alternative as :alt:")
+        alt = " ".join(self.options["alt"].split())
+        document = self.state.document
+        try:
+            caption, alt = (paste_glued(text, lambda key: _glued_text(document, key)) for text in (caption, alt))
+        except KeyError as error:
+            raise self.error(f"figure-text: the page glues no {error.args[0]!r}") from None
         node = figure_text()
-        node["caption"], node["alt"] = caption, " ".join(self.options["alt"].split())
+        node["caption"], node["alt"] = caption, alt
         node.source, node.line = self.state_machine.get_source_and_line(self.lineno)
         return [node]
 
@@ -130,6 +195,16 @@ class FigureText(Directive):
 _FIGCAPTION = re.compile(r"<figcaption>(.*?)</figcaption>", re.DOTALL)
 _ALT_PARAGRAPH = re.compile(r'<p id="[^"]*-alt" class="book-figure-alt"[^>]*>(.*?)</p>', re.DOTALL)
 _GROUP_LABEL = re.compile(r'<figure class="book-figure"><div role="group" aria-label="([^"]*)"')
+_PLOTLY_LABEL = re.compile(r'<div class="book-plotly" role="group" aria-label="([^"]*)"')  # a figure without a title
+
+
+def english_figure_text(markup: str) -> str | None:
+    """The English caption and text alternative of a captioned figure's HTML, as one plain text (``None``: none)."""
+    found = _FIGCAPTION.search(markup)
+    if found is None:
+        return None
+    alt_found = _ALT_PARAGRAPH.search(markup) or _GROUP_LABEL.search(markup) or _PLOTLY_LABEL.search(markup)
+    return html.unescape(found.group(1) + " " + (alt_found.group(1) if alt_found else ""))
 
 
 def translate_figure(markup: str, caption: str, alt: str) -> str | None:
@@ -146,7 +221,7 @@ def translate_figure(markup: str, caption: str, alt: str) -> str | None:
     found = _FIGCAPTION.search(markup)
     if found is None:
         return None
-    alt_found = _ALT_PARAGRAPH.search(markup) or _GROUP_LABEL.search(markup)
+    alt_found = _ALT_PARAGRAPH.search(markup) or _GROUP_LABEL.search(markup) or _PLOTLY_LABEL.search(markup)
     if alt_found is not None and alt_found.group(1):
         markup = markup.replace(f'aria-label="{alt_found.group(1)}"', f'aria-label="{html.escape(alt)}"')
         markup = markup.replace(f">{alt_found.group(1)}</p>", f">{html.escape(alt)}</p>")
@@ -171,8 +246,14 @@ def _apply_figure_texts(app: Any, doctree: Any, docname: str) -> None:
         done = False
         if cell is not None:
             for output in raw_outputs(cell):
+                english = english_figure_text(output.astext())
                 new = translate_figure(output.astext(), node["caption"], node["alt"])
                 if new is not None and id(output) not in translated:
+                    drifted = numbers_not_in(node["caption"] + " " + node["alt"], english or "")
+                    if drifted:
+                        logger.warning("figure-text: %s not in the English caption or text alternative of this "
+                                       "figure in this build (a typed number: glue it, {glue:text}`key:format`)",
+                                       ", ".join(drifted), location=node, type="editions", subtype="figure")
                     set_raw(output, new)
                     translated.add(id(output))
                     done = True
