@@ -15,7 +15,7 @@ from helpers.experiments.efficient_cost import analytic_cost, fit_exponent
 from helpers.figures.style import decimals, legend_below, significant
 from helpers.viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SKY, VERMILLION
 
-__all__ = ["cost_figure", "load_benchmark", "benchmark_figure", "error_curve_figure", "cost_explorer",
+__all__ = ["cost_figure", "load_benchmark", "benchmark_figure", "error_curve_figure", "cost_explorer", "EXPLORER_LENGTHS",
            "accuracy_figure", "comparison_markdown"]
 
 _PALETTE = [NEUTRAL, BLUE, GREEN, VERMILLION, SKY, PURPLE, ORANGE]  # dense (the baseline) in grey, then Okabe-Ito
@@ -103,6 +103,10 @@ _EXPLORED = {  # method -> (parameter name, values per slider level)
 }
 
 
+EXPLORER_LENGTHS: tuple[int, int] = (64, 65536)
+"""The smallest and the largest n on the axis of :func:`helpers.figures.efficient_cost.cost_explorer`."""
+
+
 def cost_explorer(measured_sizes: Sequence[int], measured: Mapping[str, Mapping[str, Sequence[float]]],
                   *, dims: Sequence[int] = (32, 64, 128)) -> go.Figure:
     """Analytic FLOPs and memory of each variant against n, with the measured times beside them.
@@ -112,7 +116,7 @@ def cost_explorer(measured_sizes: Sequence[int], measured: Mapping[str, Mapping[
     at the largest measured n), so that they sit on the same axis; the annotation gives the
     analytic crossover with dense attention for the current setting.
     """
-    n = np.unique(np.geomspace(64, 65536, 25).astype(int))
+    n = np.unique(np.geomspace(*EXPLORER_LENGTHS, 25).astype(int))
     rate = analytic_cost("dense", measured_sizes[-1], 32, 0)[0] / measured["dense"]["time_s"][-1]  # FLOP/s
     methods = list(_EXPLORED)
     levels = range(5)
