@@ -336,9 +336,25 @@ def returns_early(x, layer):
     return layer.o_proj(out)
 
 
+def fixed_with_chunk_and_stack(x, layer):
+    """A third style: the heads cut with chunk along the feature axis and stacked, merged with cat."""
+    batch, length, d_model = x.shape
+    heads = layer.num_heads
+    e = d_model // heads
+
+    def split(t):  # (B, L, D) -> (B, H, L, E)
+        return torch.stack(t.chunk(heads, dim=-1), dim=1)
+
+    q, k, v = split(layer.q_proj(x)), split(layer.k_proj(x)), split(layer.v_proj(x))
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(e), dim=-1)  # (B, H, L, L)
+    out = torch.cat((weights @ v).unbind(1), dim=-1)  # (B, L, D): heads side by side
+    return layer.o_proj(out)
+
+
 def test_view_fix_accepts_the_fix_in_either_style():
     assert ch04.check_view_fix(fixed).passed
     assert ch04.check_view_fix(fixed_in_more_lines).passed
+    assert ch04.check_view_fix(fixed_with_chunk_and_stack).passed
 
 
 @pytest.mark.parametrize("answer, words", [
