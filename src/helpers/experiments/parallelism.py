@@ -200,7 +200,8 @@ def sequential_vs_parallel_time(
     projection (``O(n^2 d)`` work in a few large matrix products that no step has to wait for).
     What parallel hardware can exploit is the number of sequential steps, n against 1; on one
     CPU thread (the default) nothing runs in parallel, so the times compare the total work, and
-    attention's ``n^2`` eventually costs more. Median of ``repeats`` runs after a warm-up run.
+    attention's ``n^2`` eventually costs more. Median of ``repeats`` runs after a warm-up run, the two
+    models timed in turn within each repeat.
     Timings are measurements, not seeded numbers: they vary by machine and load. Explained in
     chapter 1.
 
@@ -232,15 +233,16 @@ def sequential_vs_parallel_time(
 
         for seq_len in lengths:
             x = torch.randn(batch_size, seq_len, embed_dim)  # (B, n, d)
-            timings = {}
-            for name, fn in (("gru_ms", lambda: gru(x)), ("attention_ms", lambda: run_attention(x))):
-                fn()
-                samples = []
-                for _ in range(repeats):
+            runs = {"gru_ms": lambda: gru(x), "attention_ms": lambda: run_attention(x)}
+            samples: dict[str, list[float]] = {name: [] for name in runs}
+            for fn in runs.values():
+                fn()  # warm-up
+            for _ in range(repeats):  # in turn: a busy spell of the machine slows both alike
+                for name, fn in runs.items():
                     start = time.perf_counter()
                     fn()
-                    samples.append((time.perf_counter() - start) * 1000)
-                timings[name] = sorted(samples)[len(samples) // 2]
+                    samples[name].append((time.perf_counter() - start) * 1000)
+            timings = {name: sorted(values)[len(values) // 2] for name, values in samples.items()}
             rows.append(
                 {"seq_len": seq_len, **timings, "gru_sequential_steps": seq_len, "attention_sequential_steps": 1}
             )
