@@ -313,8 +313,8 @@ def random_mask(
         raise ValueError(f"num_random must be <= S={S}, got {num_random}")
     draw_device = device if generator is None else generator.device  # a generator fills tensors on its own device
     order = torch.rand(L, S, generator=generator, device=draw_device).argsort(dim=-1)  # (L, S): a random order per row
-    chosen = order[:, :num_random].to(device)  # (L, num_random)
     mask = torch.zeros(L, S, dtype=torch.bool, device=device)
+    chosen = order[:, :num_random].to(mask.device)  # (L, num_random); device=None is the default device, not the draw's
     return mask.scatter(-1, chosen, True)  # (L, S)
 
 
