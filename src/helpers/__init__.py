@@ -42,6 +42,7 @@ from .models import *  # noqa: F401,F403
 from .multihead import *  # noqa: F401,F403
 from .positional import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .rope_scaling import *  # noqa: F401,F403
 from .scores import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403

@@ -15,8 +15,8 @@ from helpers.experiments.efficient_cost import analytic_cost, fit_exponent
 from helpers.figures.style import decimals, legend_below, significant
 from helpers.viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SKY, VERMILLION
 
-__all__ = ["cost_figure", "load_benchmark", "benchmark_figure", "error_curve_figure", "cost_explorer", "EXPLORER_LENGTHS",
-           "accuracy_figure", "comparison_markdown"]
+__all__ = ["cost_figure", "load_benchmark", "benchmark_figure", "error_curve_figure", "cost_explorer",
+           "EXPLORER_LENGTHS", "accuracy_figure", "comparison_markdown"]
 
 _PALETTE = [NEUTRAL, BLUE, GREEN, VERMILLION, SKY, PURPLE, ORANGE]  # dense (the baseline) in grey, then Okabe-Ito
 
