@@ -21,7 +21,7 @@ from helpers.attention import repeat_kv, scaled_dot_product_attention
 from helpers.blocks import TransformerBlock
 from helpers.chunked import chunked_attention, online_softmax_attention
 from helpers.models import TinyConfig, TinyEncoder, TinyEncoderDecoder, TinyGPT
-from helpers.multihead import KVCache, MultiHeadAttention
+from helpers.multihead import KVCache, MultiHeadAttention, RollingKVCache
 from helpers.train import train
 from helpers.vision import CBAM, SqueezeExcitation, TinyCNN
 
@@ -192,6 +192,24 @@ def test_multihead_attention_with_kv_cache_and_rope_runs_on_the_device(device):
     out, _ = mha(x[:, :1], is_causal=True, kv_cache=cache, rope=rope, key_mask=keep)
     on(device, out, (2, 1, 16))
     assert cache.seq_len == 7
+
+
+@pytest.mark.parametrize("device", RANDOM_DEVICES)
+def test_the_rolling_cache_decodes_on_the_device_as_on_the_cpu(device):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4, num_kv_heads=2).eval()
+    rope = positional.RotaryEmbedding(4)
+    x = torch.randn(2, 11, 16)
+    outputs = {}
+    for where in ("cpu", device):
+        layer, cache = mha.to(where), RollingKVCache(4)
+        with torch.no_grad():
+            steps = [layer(x[:, t:t + 1].to(where), is_causal=True, kv_cache=cache, rope=rope.to(where))[0]
+                     for t in range(11)]
+        outputs[where] = torch.cat(steps, dim=1)
+        on(where, outputs[where], (2, 11, 16))
+        assert cache.key.device.type == torch.device(where).type and cache.key.shape[2] == 4
+    torch.testing.assert_close(outputs[device].cpu(), outputs["cpu"], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -34,7 +34,7 @@ from .checks import check_attn_mask, check_key_mask, reject_pytorch_padding_mask
 from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb
 
-__all__ = ["KVCache", "MultiHeadAttention"]
+__all__ = ["KVCache", "RollingKVCache", "MultiHeadAttention"]
 
 
 class KVCache:
@@ -113,6 +113,96 @@ class KVCache:
 
     def __repr__(self) -> str:
         return f"KVCache(seq_len={self.seq_len}, max_length={self.max_length})"
+
+
+class RollingKVCache:
+    """A KV cache of fixed size for sliding-window attention: position ``p`` is kept in slot ``p mod W``.
+
+    Each query attends to the ``window`` most recent positions, itself included (keys ``j`` with
+    ``p - W < j <= p``). Older keys are never needed again, so the cache holds ``W`` positions
+    whatever the length decoded: its memory is bounded by the window, not by the sequence.
+    :class:`MultiHeadAttention` reads ``window`` and masks the keys outside it, so decoding through
+    this cache equals one pass of attention under the sliding-window causal mask. ``seq_len``
+    counts every position decoded (RoPE rotates the new tokens from there: positions are not
+    wrapped, slots are).
+
+    Paper: Jiang et al., 2023, "Mistral 7B", section 2 ("Rolling buffer cache"; their W = 4096).
+    Explained in chapter 6.
+
+    Args:
+        window: ``W``, the keys a query sees.
+
+    Shape:
+        slots: ``(B, H_kv, W, E)`` and ``(B, H_kv, W, Ev)`` once full.
+    """
+
+    def __init__(self, window: int) -> None:
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a positive int, got {window!r}")
+        self.window = window
+        self.key: Tensor | None = None  # (B, H_kv, W, E): slot p % W holds position p
+        self.value: Tensor | None = None
+        self.seq_len = 0  # positions decoded so far
+
+    @property
+    def cached(self) -> int:
+        """Positions held now: ``min(seq_len, window)``."""
+        return min(self.seq_len, self.window)
+
+    def reset(self) -> None:
+        """Empties the cache (for a new sequence)."""
+        self.key = self.value = None
+        self.seq_len = 0
+
+    def _in_order(self) -> tuple[Tensor, Tensor]:
+        """The held positions, oldest first: ``seq_len - cached .. seq_len - 1``."""
+        assert self.key is not None and self.value is not None
+        slots = torch.arange(self.seq_len - self.cached, self.seq_len, device=self.key.device) % self.window
+        return self.key[:, :, slots], self.value[:, :, slots]  # (B, H_kv, cached, E), (B, H_kv, cached, Ev)
+
+    def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """Returns the held positions followed by the new ones, then keeps the last ``W`` in their slots.
+
+        Args:
+            key: keys of the new positions.
+            value: values of the new positions.
+
+        Returns:
+            ``(key_all, value_all)``, oldest first: what the new queries may need (the mask of
+            :class:`MultiHeadAttention` keeps each one's window).
+
+        Shape:
+            key: ``(B, H_kv, L_new, E)``, value: ``(B, H_kv, L_new, Ev)``
+            -> ``(B, H_kv, cached + L_new, E)``, ``(B, H_kv, cached + L_new, Ev)``
+        """
+        if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3]:
+            raise ValueError(
+                f"key and value must have shapes (B, H_kv, L_new, E) and (B, H_kv, L_new, Ev), "
+                f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
+            )
+        if self.key is None or self.value is None:
+            self.key = key.new_zeros(*key.shape[:2], self.window, key.size(3))  # (B, H_kv, W, E)
+            self.value = value.new_zeros(*value.shape[:2], self.window, value.size(3))  # (B, H_kv, W, Ev)
+            held_k, held_v = key[:, :, :0], value[:, :, :0]
+        elif (key.shape[:2], key.size(3), value.size(3)) != (self.key.shape[:2], self.key.size(3), self.value.size(3)):
+            raise ValueError(
+                f"new key {tuple(key.shape)} / value {tuple(value.shape)} do not match the cached key "
+                f"{tuple(self.key.shape)} / value {tuple(self.value.shape)} in B, H_kv, E or Ev"
+            )
+        else:
+            held_k, held_v = self._in_order()
+        all_k = torch.cat((held_k, key), dim=2)  # (B, H_kv, cached + L_new, E)
+        all_v = torch.cat((held_v, value), dim=2)  # (B, H_kv, cached + L_new, Ev)
+        new = key.size(2)
+        kept = min(new, self.window)  # the newest positions go to their slots
+        positions = torch.arange(self.seq_len + new - kept, self.seq_len + new, device=key.device)
+        self.key[:, :, positions % self.window] = key[:, :, new - kept:]
+        self.value[:, :, positions % self.window] = value[:, :, new - kept:]
+        self.seq_len += new
+        return all_k, all_v
+
+    def __repr__(self) -> str:
+        return f"RollingKVCache(window={self.window}, seq_len={self.seq_len})"
 
 
 def _check_input(name: str, x: object, dim: int, expected: str) -> None:
@@ -207,7 +297,7 @@ class MultiHeadAttention(nn.Module):
         key_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = False,
-        kv_cache: KVCache | None = None,
+        kv_cache: KVCache | RollingKVCache | None = None,
         rope: RotaryEmbedding | None = None,
         head_mask: Tensor | None = None,
         key_padding_mask: None = None,
@@ -238,7 +328,9 @@ class MultiHeadAttention(nn.Module):
             need_weights: also return the attention weights (readable path); otherwise the
                 fused PyTorch kernel runs and ``None`` is returned in their place.
             kv_cache: for incremental self-attention decoding: the new keys/values are
-                appended to it and attention runs over all cached positions.
+                appended to it and attention runs over all cached positions; a
+                :class:`RollingKVCache` keeps only its window, and each query attends to its
+                ``window`` most recent positions.
             rope: rotary embedding applied to queries and keys (self-attention only), at
                 positions ``kv_cache.seq_len ...`` when a cache is used, ``0 ...`` otherwise.
             head_mask: one factor per query head (per example with shape ``(B, H)``) that
@@ -284,7 +376,9 @@ class MultiHeadAttention(nn.Module):
         # (enable_gqa; the readable path with repeat_kv), so the cache stays (B, H_kv, S, E).
         grouped = self.num_key_value_groups > 1
 
-        mask, causal_flag = self._merge_masks(attn_mask, key_mask, is_causal, past, batch, length, k.size(2), q)
+        window = getattr(kv_cache, "window", None)  # a RollingKVCache: each query sees its last `window` keys
+        mask, causal_flag = self._merge_masks(attn_mask, key_mask, is_causal, past, batch, length, k.size(2), q,
+                                              window=window)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(
@@ -326,7 +420,7 @@ class MultiHeadAttention(nn.Module):
         query: Tensor,
         key: Tensor | None,
         value: Tensor | None,
-        kv_cache: KVCache | None,
+        kv_cache: KVCache | RollingKVCache | None,
         rope: RotaryEmbedding | None,
     ) -> tuple[Tensor, Tensor]:
         """Validates the inputs of :meth:`forward` and returns ``(key, value)`` (``query`` for
@@ -365,6 +459,7 @@ class MultiHeadAttention(nn.Module):
         length: int,
         source_length: int,
         query: Tensor,
+        window: int | None = None,
     ) -> tuple[Tensor | None, bool]:
         """Combines the causal, attention and key masks into one ``attn_mask``.
 
@@ -373,9 +468,12 @@ class MultiHeadAttention(nn.Module):
         blocks); anything else becomes one boolean mask (``True`` = may attend) or, if
         ``attn_mask`` is a float bias, one float bias with ``-inf`` at masked positions. Shape
         ``(L, S)`` or ``(B or 1, H or 1, L, S)``. With ``past`` cached positions the queries sit
-        at ``past + i`` and the keys at ``j``, so the causal mask is ``j <= past + i``.
+        at ``past + i`` and the keys at ``j``, so the causal mask is ``j <= past + i``. With a
+        ``window`` (a :class:`RollingKVCache`) the keys are the last ``S`` positions and the new
+        queries the last ``L`` of them: query ``i`` may attend to key ``j`` only if
+        ``(S - L + i) - j < window``.
         """
-        if attn_mask is None and key_mask is None and (not is_causal or past == 0):
+        if attn_mask is None and key_mask is None and window is None and (not is_causal or past == 0):
             return None, is_causal
         weights_shape = (batch, self.num_heads, length, source_length)
         masks: list[Tensor] = []
@@ -390,6 +488,10 @@ class MultiHeadAttention(nn.Module):
             # queries at positions past .. past + L - 1, keys at 0 .. S - 1 (S = past + L with a cache)
             align = "top_left" if past == 0 else "bottom_right"
             masks.append(causal_mask(length, source_length, align=align, device=query.device))  # (L, S)
+        if window is not None:  # the new queries are the last L of the S keys held
+            i = torch.arange(length, device=query.device)[:, None] + source_length - length  # (L, 1)
+            j = torch.arange(source_length, device=query.device)[None, :]  # (1, S)
+            masks.append(i - j < window)  # (L, S): keys older than the window are out of reach
         if all(m.dtype == torch.bool for m in masks):
             merged = masks[0]
             for m in masks[1:]:
