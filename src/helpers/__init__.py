@@ -36,6 +36,7 @@ from .chunked import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .efficient import *  # noqa: F401,F403
 from .efficient_linear import *  # noqa: F401,F403
+from .flash_backward import *  # noqa: F401,F403
 from .masks import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
