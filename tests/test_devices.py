@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 import helpers
@@ -192,6 +193,20 @@ def test_multihead_attention_with_kv_cache_and_rope_runs_on_the_device(device):
     out, _ = mha(x[:, :1], is_causal=True, kv_cache=cache, rope=rope, key_mask=keep)
     on(device, out, (2, 1, 16))
     assert cache.seq_len == 7
+
+
+@pytest.mark.parametrize("device", RANDOM_DEVICES)
+def test_the_recomputing_backward_gives_dense_gradients_on_the_device(device):
+    from helpers.flash_backward import recomputing_attention
+
+    q, k, v = (t.requires_grad_(True) for t in qkv(device, H_kv=2, L=40, S=56))
+    dense = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    ours = recomputing_attention(q, k, v, block_size=16, is_causal=True)
+    on(device, ours, tuple(dense.shape))
+    torch.testing.assert_close(ours, dense, rtol=1e-4, atol=1e-5)
+    upstream = torch.randn_like(dense)
+    for a, b in zip(torch.autograd.grad(ours, (q, k, v), upstream), torch.autograd.grad(dense, (q, k, v), upstream)):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("device", RANDOM_DEVICES)
