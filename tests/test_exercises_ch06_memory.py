@@ -337,9 +337,9 @@ def runs():
 
 @pytest.fixture(autouse=True)
 def no_predictions():
-    predictions.forget()
+    predictions._forget()
     yield
-    predictions.forget()
+    predictions._forget()
 
 
 def far_accuracy(runs):
@@ -362,7 +362,7 @@ def test_extrapolation_ranking_needs_a_prediction_recorded_before(runs):
     ex.predict(ex.RANKING, measured[::-1])  # recorded after the result was shown
     verdict = ex.check_extrapolation_ranking(far_accuracy, runs, SETTINGS)
     assert verdict.passed and "does not count as a prediction" in verdict.message
-    predictions.forget()
+    predictions._forget()
     ex.predict(ex.RANKING, measured[::-1])
     verdict = ex.check_extrapolation_ranking(far_accuracy, runs, SETTINGS)
     assert verdict.passed and "was wrong" in verdict.message and "You placed 0 of 2" in verdict.message

@@ -392,9 +392,9 @@ LOWER_LR = {**ex.FAILING_SETTINGS, "lr": 1e-2}  # the lab's solution
 
 @pytest.fixture
 def predicted():
-    predictions.forget()
+    predictions._forget()
     yield lambda value: ex.predict(ex.WARMUP_PREDICTION, value)
-    predictions.forget()
+    predictions._forget()
 
 
 def test_post_ln_fix_checker_refuses_before_training_without_a_prediction_or_with_bad_settings(predicted):
@@ -431,7 +431,7 @@ def test_post_ln_fix_checker_trains_the_settings_grades_the_mechanism_and_the_pr
     predicted(True)
     verdict = ex.check_post_ln_fix(LOWER_LR, "A")
     assert verdict.passed and "recorded after this result had been shown" in verdict.message
-    predictions.forget()
+    predictions._forget()
     predicted(True)
     assert "prediction (True) was wrong" in ex.check_post_ln_fix(LOWER_LR, "a").message
     wrong = {"b": "clipping caps", "e": "stuck at chance", "c": "does not change", "d": "does not change"}
