@@ -173,15 +173,16 @@ def random_feature_projection(
     check_positive_int("num_features", num_features)
     check_positive_int("dim", dim)
     draw = {"generator": generator, "dtype": torch.float64, "device": device if generator is None else generator.device}
+    target = torch.empty(0, device=device).device  # device=None: the default device, not the generator's
     if not orthogonal:
-        return torch.randn(num_features, dim, **draw).to(device, dtype)  # (F, E)
+        return torch.randn(num_features, dim, **draw).to(target, dtype)  # (F, E)
     num_blocks = -(-num_features // dim)
     gauss = torch.randn(num_blocks, dim, dim, **draw)  # (nb, E, E)
     q, r = torch.linalg.qr(gauss)  # batched QR: q (nb, E, E) orthogonal
     q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)  # sign fix: Haar-random
     rows = q.transpose(-1, -2).reshape(num_blocks * dim, dim)[:num_features]  # (F, E) orthonormal per block
     lengths = torch.randn(num_features, dim, **draw).norm(dim=1)  # (F,) chi_E lengths
-    return (rows * lengths[:, None]).to(device, dtype)  # (F, E)
+    return (rows * lengths[:, None]).to(target, dtype)  # (F, E)
 
 
 def positive_random_features(x: Tensor, projection: Tensor) -> Tensor:
