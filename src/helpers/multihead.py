@@ -146,7 +146,7 @@ class RollingKVCache:
 
     @property
     def cached(self) -> int:
-        """Positions held now: ``min(seq_len, window)``."""
+        """How many positions the cache holds now, ``min(seq_len, window)``."""
         return min(self.seq_len, self.window)
 
     def reset(self) -> None:
