@@ -96,3 +96,8 @@ def test_new_keys_of_another_shape_are_refused():
     cache.update(torch.zeros(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))
     with pytest.raises(ValueError, match="do not match"):
         cache.update(torch.zeros(1, 3, 1, 4), torch.zeros(1, 3, 1, 4))
+
+
+def test_an_empty_cache_holds_nothing_to_read():
+    with pytest.raises(RuntimeError, match="empty"):
+        RollingKVCache(3)._in_order()

@@ -13,7 +13,7 @@ Only one ``L x block_size`` block of scores exists at a time, forward or backwar
 readable version (all queries at once, a loop over key blocks, in PyTorch); the real kernels also
 tile the queries and keep blocks in on-chip memory.
 
-Paper: Dao et al. (2022), "FlashAttention", section 3.1 and Algorithm 2 (backward, appendix B);
+Paper: Dao et al. (2022), "FlashAttention", section 3.1 and appendix B (the backward pass);
 Dao (2023), "FlashAttention-2", section 3.1 (only the log-sum-exp is saved). Explained in chapter 6.
 
 Shape legend (as in :func:`torch.nn.functional.scaled_dot_product_attention`):

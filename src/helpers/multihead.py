@@ -37,6 +37,15 @@ from .positional import RotaryEmbedding, apply_rotary_pos_emb
 __all__ = ["KVCache", "RollingKVCache", "MultiHeadAttention"]
 
 
+def _check_new_keys(key: Tensor, value: Tensor) -> None:
+    """The shapes every cache's ``update`` takes: ``(B, H_kv, L_new, E)`` and ``(B, H_kv, L_new, Ev)``."""
+    if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3]:
+        raise ValueError(
+            f"key and value must have shapes (B, H_kv, L_new, E) and (B, H_kv, L_new, Ev), "
+            f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
+        )
+
+
 class KVCache:
     """Keys and values of the tokens decoded so far, for incremental (token-by-token) decoding.
 
@@ -86,11 +95,7 @@ class KVCache:
             key: ``(B, H_kv, L_new, E)``, value: ``(B, H_kv, L_new, Ev)``
             -> ``(B, H_kv, S_so_far + L_new, E)``, ``(B, H_kv, S_so_far + L_new, Ev)``
         """
-        if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3]:
-            raise ValueError(
-                f"key and value must have shapes (B, H_kv, L_new, E) and (B, H_kv, L_new, Ev), "
-                f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-            )
+        _check_new_keys(key, value)
         if self.key is not None and self.value is not None:
             cached = (self.key.shape[:2], self.key.size(3), self.value.size(3))
             if (key.shape[:2], key.size(3), value.size(3)) != cached:
@@ -156,7 +161,8 @@ class RollingKVCache:
 
     def _in_order(self) -> tuple[Tensor, Tensor]:
         """The held positions, oldest first: ``seq_len - cached .. seq_len - 1``."""
-        assert self.key is not None and self.value is not None
+        if self.key is None or self.value is None:
+            raise RuntimeError("the cache is empty: nothing is held before the first update")
         slots = torch.arange(self.seq_len - self.cached, self.seq_len, device=self.key.device) % self.window
         return self.key[:, :, slots], self.value[:, :, slots]  # (B, H_kv, cached, E), (B, H_kv, cached, Ev)
 
@@ -175,11 +181,7 @@ class RollingKVCache:
             key: ``(B, H_kv, L_new, E)``, value: ``(B, H_kv, L_new, Ev)``
             -> ``(B, H_kv, cached + L_new, E)``, ``(B, H_kv, cached + L_new, Ev)``
         """
-        if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3]:
-            raise ValueError(
-                f"key and value must have shapes (B, H_kv, L_new, E) and (B, H_kv, L_new, Ev), "
-                f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-            )
+        _check_new_keys(key, value)
         if self.key is None or self.value is None:
             self.key = key.new_zeros(*key.shape[:2], self.window, key.size(3))  # (B, H_kv, W, E)
             self.value = value.new_zeros(*value.shape[:2], self.window, value.size(3))  # (B, H_kv, W, Ev)
