@@ -412,6 +412,9 @@ def test_temperature_ablation_trains_a_clean_design_and_its_control():
     assert result.passed, result.message
     assert result.fields["accuracy"] >= 0.9 > result.fields["control"]  # both measured by the checker
     assert result.fields["control"] == ch02._plain_cosine_control(0)
+    assert result.fields["step_control"] < 0.9  # the second control, steps as large, the plain bound: measured
+    assert result.fields["spread"] == pytest.approx(4 * result.fields["spread_plain"], rel=1e-4)
+    assert "step size alone" in result.message and "three things" in result.message
     saturated = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=1e4))
     _rejects(saturated, "under the target", "plain-cosine control")
 
@@ -421,3 +424,10 @@ def test_temperature_ablation_says_when_the_control_learned_too(monkeypatch):
     monkeypatch.setattr(ch02, "_plain_cosine_control", lambda seed: 0.95)
     result = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=4.0))
     _rejects(result, "cannot be told apart", "95.0%")
+
+
+@pytest.mark.slow
+def test_temperature_ablation_says_when_bigger_steps_alone_learned(monkeypatch):
+    monkeypatch.setattr(ch02, "_step_size_control", lambda seed, factor: 0.93)
+    result = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=4.0))
+    _rejects(result, "bigger steps alone", "93.0%", "cannot name the bound")

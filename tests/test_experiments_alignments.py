@@ -110,6 +110,29 @@ def test_greedy_occlusion_follows_the_models_own_outputs_and_teacher_forcing_doe
         occlusion_dependence(EchoPrevious(), src, tgt, decoding="beam")
 
 
+def test_matched_teacher_forcing_reads_the_target_of_each_occluded_source():
+    src, tgt = reverse_task(1, 5, 12, seed=2)
+    # step i >= 1 echoes the matched target's token i - 1, the occluded source's token 4 - (i - 1) = 5 - i;
+    # step 0 echoes source token 0: one change per output, on the source token it reads
+    matched = occlusion_dependence(EchoPrevious(), src, tgt, decoding="teacher_forced_matched",
+                                   target_of=lambda s: s.flip(1))
+    expected = torch.zeros(5, 5)
+    expected[0, 0] = 1.0
+    for i in range(1, 5):
+        expected[i, 5 - i] = 1.0
+    torch.testing.assert_close(matched, expected, atol=1e-6, rtol=0)
+
+
+def test_matched_teacher_forcing_needs_the_tasks_target_and_only_it():
+    src, tgt = reverse_task(1, 5, 12, seed=2)
+    with pytest.raises(ValueError, match="target_of is needed"):
+        occlusion_dependence(EchoPrevious(), src, tgt, decoding="teacher_forced_matched")
+    with pytest.raises(ValueError, match="target_of is needed"):
+        occlusion_dependence(EchoPrevious(), src, tgt, target_of=lambda s: s.flip(1))
+    with pytest.raises(ValueError, match="must equal tgt"):
+        occlusion_dependence(EchoPrevious(), src, tgt, decoding="teacher_forced_matched", target_of=lambda s: s)
+
+
 # --------------------------------------------------------------------------------------------
 # alignment_by_length
 # --------------------------------------------------------------------------------------------

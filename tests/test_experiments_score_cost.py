@@ -77,3 +77,14 @@ def test_time_score_functions_measures_every_method_within_its_limit_and_restore
     assert "| dot (pure Python loops) |" in text and "—" in text
 
 
+
+
+def test_additive_breakdown_times_every_step_and_the_references():
+    threads = torch.get_num_threads()
+    times = score_cost.additive_time_breakdown(24, dim=8, hidden_dim=4, repeats=2, budget_s=0.05)
+    assert set(times) == {*score_cost.ADDITIVE_STEPS, "whole", "dot (one matmul)", "cheap pass"}
+    assert all(math.isfinite(t) and t > 0 for t in times.values())
+    assert torch.get_num_threads() == threads
+    for name, bad in (("n", 0), ("hidden_dim", 1.5), ("repeats", True)):
+        with pytest.raises(ValueError, match=name):
+            score_cost.additive_time_breakdown(**{name: bad})

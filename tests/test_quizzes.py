@@ -24,7 +24,7 @@ from helpers.masks import causal_mask
 from helpers.memory import kv_cache_bytes
 from helpers.multihead import MultiHeadAttention
 from helpers.viz import Quiz, quiz
-from helpers.viz.quiz import quiz_digest, quiz_problems
+from helpers.viz.quiz import fill_glued, glued_keys, quiz_digest, quiz_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 QUIZZES = ROOT / "book" / "quizzes"
@@ -39,7 +39,8 @@ PAGES = {  # quiz -> (the chapter's last page, the heading the quiz stands befor
 }
 QUIZ_CELL = re.compile(r'```\{code-cell\} ipython3\n(?::tags: \[[^\]]*\]\n)?\n'
                        r'from helpers\.viz import quiz\n\n'
-                       r'quiz\("(?P<path>[^"]+)", digest="(?P<digest>[0-9a-f]{12})"\)\n```')
+                       r'quiz\("(?P<path>[^"]+)", digest="(?P<digest>[0-9a-f]{12})"'
+                       r'(?:, glued=\{(?P<glued>[^`]*?)\})?\)\n```')
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -108,7 +109,7 @@ def contains(answer: dict[str, Any], x: float) -> bool:
 def test_every_quiz_file_is_a_valid_quiz(name: str) -> None:
     questions = load(name)
     assert quiz_problems(questions) == []
-    assert 4 <= len(questions) <= 6 and any(q["type"] == "numeric" for q in questions)
+    assert 4 <= len(questions) <= 8 and any(q["type"] == "numeric" for q in questions)
 
 
 def test_every_quiz_file_belongs_to_a_chapter() -> None:
@@ -174,6 +175,14 @@ def test_the_chapter_page_shows_its_quiz_with_the_files_digest(name: str) -> Non
     assert cell["digest"] == quiz_digest(path), (
         f"{page}: the quiz cell names digest {cell['digest']}, {path.name} now has {quiz_digest(path)}; "
         "write the new digest in the cell")
+    # a result stated in the quiz comes from the page's run: the cell passes exactly the values the text names,
+    # and the Chinese quiz names the same ones (it is filled with the English quiz's values)
+    passed = set(re.findall(r'"(\w+)":', cell["glued"] or ""))
+    assert passed == glued_keys(load(name)), f"{page}: the quiz cell passes {sorted(passed)}, the quiz names " \
+        f"{sorted(glued_keys(load(name)))}"
+    chinese = ROOT / "zh" / "book" / "quizzes" / f"{name}.json"
+    if chinese.is_file():
+        assert glued_keys(json.loads(chinese.read_text(encoding="utf-8"))) == passed, f"{chinese} names other values"
     before = text[:cell.start()].rstrip()
     after = text[cell.end():].lstrip()
     assert after.startswith(heading + "\n"), f"{page}: the quiz should stand just before '{heading}'"
@@ -182,29 +191,29 @@ def test_the_chapter_page_shows_its_quiz_with_the_files_digest(name: str) -> Non
 
 
 def test_quiz_html_is_one_self_contained_output() -> None:
-    shown = quiz(QUIZZES / "ch03.json")
+    shown = quiz(QUIZZES / "ch04.json")
     html = shown._repr_html_()
     assert not re.search(r"https?://", html), re.findall(r"https?://\S{0,60}", html)
     assert html.count("<script>") == 1 and html.endswith("</script>") and html.count("</script>") == 1
     assert not re.search(r"\bMathJax\.", html.split("(function () {")[0])  # jupyterquiz's calls go to the facade
     quiz_id = re.match(r'<div data-book-quiz="([A-Za-z]+)" class="book-quiz"', html)[1]
     assert f"box.id = '{quiz_id}'" in html and f'html[data-theme="dark"] #{quiz_id}' in html
-    for question in load("ch03"):  # the questions are inside, with their feedback
-        assert json.dumps(question["question"])[1:-1] in html
-    assert "5 questions" in repr(shown)
+    for question in load("ch04"):  # the questions are inside, with their feedback
+        assert json.dumps(question["question"])[1:-1].replace("</", "<\\/") in html  # "</" is escaped in a script
+    assert f"{len(load('ch04'))} questions" in repr(shown)
 
 
 def test_quiz_refuses_a_stale_digest_a_missing_file_and_bad_json(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="digest"):
-        quiz(QUIZZES / "ch03.json", digest="000000000000")
-    assert isinstance(quiz(QUIZZES / "ch03.json", digest=quiz_digest(QUIZZES / "ch03.json")), Quiz)
+        quiz(QUIZZES / "ch04.json", digest="000000000000")
+    assert isinstance(quiz(QUIZZES / "ch04.json", digest=quiz_digest(QUIZZES / "ch04.json")), Quiz)
     with pytest.raises(FileNotFoundError, match="path"):
         quiz(tmp_path / "missing.json")
     (tmp_path / "broken.json").write_text("[{", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
         quiz(tmp_path / "broken.json")
-    (tmp_path / "short.json").write_text(json.dumps(load("ch03")[:2]), encoding="utf-8")
-    with pytest.raises(ValueError, match="4 to 6 questions"):
+    (tmp_path / "short.json").write_text(json.dumps(load("ch04")[:2]), encoding="utf-8")
+    with pytest.raises(ValueError, match="4 to 8 questions"):
         quiz(tmp_path / "short.json")
 
 
@@ -248,7 +257,7 @@ def test_the_checker_names_what_is_wrong_with_a_question(broken: dict[str, Any],
 def test_the_checker_counts_questions_and_wants_a_numeric_one() -> None:
     only_choices = [_mc(id=f"m{i}") for i in range(4)]
     assert quiz_problems(only_choices) == ["a quiz needs at least one numeric question"]
-    assert any("4 to 6 questions" in p for p in quiz_problems(only_choices[:3]))
+    assert any("4 to 8 questions" in p for p in quiz_problems(only_choices[:3]))
     assert any("used more than once" in p for p in quiz_problems([_mc(id="same") for _ in range(3)] + [_numeric(
         RIGHT, DEFAULT)]))
     assert quiz_problems({"questions": []}) == ["a quiz must be a list of questions, got dict"]
@@ -264,3 +273,39 @@ def test_without_jupyterquiz_the_quiz_shows_its_questions_to_read(monkeypatch: p
         assert question["question"] in html
         if question["type"] == "multiple_choice":
             assert all(answer["answer"] in html for answer in question["answers"])
+
+
+def test_a_quiz_takes_the_results_it_states_from_the_run(tmp_path: Path) -> None:
+    questions = [_mc(id=f"m{i}") for i in range(3)] + [_numeric(RIGHT, DEFAULT)]
+    questions[0]["answers"][0]["feedback"] = ("Correct. The run reached {glue:text}`acc:.1%` in "
+                                              "{glue:text}`steps` steps.")
+    path = tmp_path / "glued.json"
+    path.write_text(json.dumps(questions), encoding="utf-8")
+    shown = quiz(path, glued={"acc": 0.9731, "steps": 140})
+    assert shown.questions[0]["answers"][0]["feedback"] == "Correct. The run reached 97.3% in 140 steps."
+    html = shown._repr_html_()
+    assert "97.3%" in html and "{glue:text}" not in html
+    values = re.search(r'<script type="application/json" class="book-quiz-glued">(.*?)</script>', html)
+    assert json.loads(values[1]) == {"acc": 0.9731, "steps": 140}  # for the other edition's questions
+    with pytest.raises(ValueError, match="glued: the quiz uses \\['acc'\\]"):
+        quiz(path, glued={"steps": 140})
+    with pytest.raises(ValueError, match="does not use \\['typo'\\]"):
+        quiz(path, glued={"acc": 0.97, "steps": 140, "typo": 1})
+    with pytest.raises(ValueError, match="does not take the format"):
+        quiz(path, glued={"acc": "most", "steps": 140})
+    assert fill_glued(["{glue:text}`n`"], {"n": 3}) == ["3"] and glued_keys({"a": ["{glue:text}`x:.2f`"]}) == {"x"}
+
+
+def test_the_chinese_quiz_is_filled_with_the_english_quizs_values(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from editions_zh import translate_quiz
+
+    questions = [_mc(id=f"m{i}") for i in range(3)] + [_numeric(RIGHT, DEFAULT)]
+    questions[0]["answers"][0]["feedback"] = "Correct. {glue:text}`acc:.1%`."
+    path = tmp_path / "glued.json"
+    path.write_text(json.dumps(questions), encoding="utf-8")
+    html = quiz(path, glued={"acc": 0.9731})._repr_html_()
+    chinese = json.loads(json.dumps(questions).replace("Correct. ", "正确。"))
+    translated = translate_quiz(html, chinese)
+    shown = json.JSONDecoder().raw_decode(translated, re.search(r"var questions[A-Za-z]+=", translated).end())[0]
+    assert shown[0]["answers"][0]["feedback"] == "正确。97.3%." and "{glue:text}" not in translated

@@ -22,6 +22,7 @@ from docutils.parsers.rst import Directive, directives
 from editions_drift import Drift, check, code_differences, english_revision
 from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
 from editions_switch import edition_of, english_inventory, english_root, raw_outputs, set_raw
+from helpers.viz.quiz import fill_glued, glued_keys
 
 __all__ = [
     "GLUE_TEXT_KEY",
@@ -321,6 +322,8 @@ QUIZ_STRINGS = {"'Check'": "'核对'", '"Correct!"': '"正确！"', '"Correct"':
                 '"Type numeric answer here:"': '"输入数值答案："'}
 """The quiz's own interface strings (helpers.viz.quiz's button, jupyterquiz's default feedback) in Chinese."""
 _QUIZ_VARIABLE = re.compile(r"var questions([A-Za-z]+)=")
+_QUIZ_GLUED = re.compile(r'<script type="application/json" class="book-quiz-glued">(.*?)</script>', re.S)
+"""The run's values a quiz was given (``helpers.viz.quiz``), which fill the Chinese questions too."""
 
 
 def translate_quiz(markup: str, questions: list[dict[str, Any]]) -> str | None:
@@ -328,7 +331,8 @@ def translate_quiz(markup: str, questions: list[dict[str, Any]]) -> str | None:
 
     Args:
         markup: The quiz's HTML output.
-        questions: The questions to show instead (jupyterquiz's format).
+        questions: The questions to show instead (jupyterquiz's format); their
+            ``{glue:text}`key:format``` take the values the English quiz was given.
 
     Returns:
         The new HTML, or ``None`` when ``markup`` holds no quiz.
@@ -336,6 +340,9 @@ def translate_quiz(markup: str, questions: list[dict[str, Any]]) -> str | None:
     found = _QUIZ_VARIABLE.search(markup)
     if found is None:
         return None
+    values = _QUIZ_GLUED.search(markup)
+    if values is not None or glued_keys(questions):  # the run's numbers, as the English quiz was given them
+        questions = fill_glued(questions, json.loads(values.group(1).replace("<\\/", "</")) if values else {})
     old, end = json.JSONDecoder().raw_decode(markup, found.end())
     if len(old) != len(questions):
         raise ValueError(f"questions: {len(questions)} questions for a quiz of {len(old)}")

@@ -36,7 +36,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 from numbers import Real
 from typing import Any, Callable
 
@@ -57,7 +57,7 @@ from helpers.exercises.reader import (
     fresh_generator,
     fresh_int,
 )
-from helpers.experiments import score_learning
+from helpers.experiments import cosine_bound, score_learning
 from helpers.experiments.recall import RecallConfig, RecallRun, train_recall
 from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores
 from helpers.train import num_threads
@@ -515,10 +515,25 @@ def _plain_cosine_run(seed: int) -> tuple[float, float]:
     return run.final_test_accuracy, score_learning.max_weight_on_one_slot(kept[0])
 
 
+@functools.lru_cache(maxsize=1)
+def _task_ceiling() -> float:
+    """The largest weight on one slot that the best cosine geometry found for the chapter's task gives
+    (:func:`helpers.experiments.cosine_bound.cosine_task_ceiling`, one seed), searched once per session."""
+    return max(cosine_bound.cosine_task_ceiling(seeds=(0,)).max_weight)
+
+
 def _plain_cosine_control(seed: int) -> float:
     """Held-out accuracy of the plain-cosine run with ``seed``: the control of exercise 7 (the same run as
     the reader's but for the factor)."""
     return _plain_cosine_run(seed)[0]
+
+
+def _step_size_control(seed: int, factor: float) -> float:
+    """Held-out accuracy of the plain cosine at ``factor`` times the learning rate with ``seed``: the second
+    control of exercise 7. A factor on the scores also makes every Adam step move them ``factor`` times as
+    far; this run takes steps as large, with the plain cosine's bound and start."""
+    plain = score_learning.score_config("cosine")
+    return _train_accuracy(replace(plain, lr=plain.lr * factor), seed, "cosine, lr × factor")
 
 
 # --------------------------------------------------------------------------------------------
@@ -568,7 +583,7 @@ def check_cosine_bound(fn: Callable[[int], float], *, language: str | None = Non
         return CheckResult.of(False, "ch02.bound.wrong", language, S=S, result=result, expected=expected[S])
     accuracy, measured = _plain_cosine_run(0)  # the run, after the prediction: trained here, not read from the lab
     return CheckResult.of(True, "ch02.bound.passed", language, bound_24=expected[24], bound_100=expected[100],
-                          measured=measured, accuracy=accuracy)
+                          measured=measured, accuracy=accuracy, ceiling=_task_ceiling())
 
 
 # --------------------------------------------------------------------------------------------
@@ -584,13 +599,18 @@ def check_temperature_ablation(config: Any, *, seed: int = 0, target: float = 0.
     then train it and its control, the plain-cosine run, both with seed ``seed``, and check that it
     learns (held-out accuracy at least ``target``) where the control does not.
 
-    The comparison is fair by construction, and the checker holds it to that: both runs train
+    A factor changes more than the bound: the scores start ``factor`` times as spread, and every Adam
+    step moves them ``factor`` times as far. The checker trains a second control, the plain cosine at
+    ``factor`` times the learning rate (steps as large, the bound and start unchanged), and names the
+    bound only if that one does not learn; the verdict reports the starting spreads too.
+
+    The comparison is fair by construction, and the checker holds it to that: all runs train
     ``score_config("cosine").steps`` steps (300) on the same batches, from the same initialisation
     (same seed), and are measured on the same 1,000 held-out sequences; only the factor differs.
     The checker takes the settings, never a result: a :class:`~helpers.experiments.recall.RecallRun`
     (or anything else) is refused, and the runs it reports are the ones it trained.
 
-    A run that learns shows that dividing by the lengths was not the problem: the bound was.
+    A run that learns shows that dividing by the lengths (still in it) was not the problem.
 
     Args:
         config: The reader's settings.
@@ -634,5 +654,13 @@ def check_temperature_ablation(config: Any, *, seed: int = 0, target: float = 0.
     if control >= target:  # the control learned too: this seed cannot tell the two apart
         return CheckResult.of(False, "ch02.ablation.control_learned", language, accuracy=accuracy, control=control,
                               seed=seed)
+    step_control = _step_size_control(seed, factor)
+    if step_control >= target:  # bigger steps alone learned: the run cannot name the bound
+        return CheckResult.of(False, "ch02.ablation.steps_learned", language, accuracy=accuracy, factor=factor,
+                              step_control=step_control, seed=seed)
+    spread_plain = score_learning.initial_statistics(base)["spread"]
+    spread = score_learning.initial_statistics(config)["spread"]
     return CheckResult.of(True, "ch02.ablation.passed", language, factor=factor, accuracy=accuracy,
-                          steps=config.steps, control=control, seed=seed)
+                          steps=config.steps, control=control, seed=seed, slots=slots, best=best,
+                          bound_plain=score_learning.cosine_weight_bound(slots), spread_plain=spread_plain,
+                          spread=spread, step_control=step_control)

@@ -24,6 +24,8 @@ Deterministic: the same arguments give the same numbers. Explained in chapter 1.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -31,6 +33,7 @@ from ..checks import check_int, check_positive_int, check_positive_ints
 from ..tasks import FIRST_CONTENT_TOKEN
 
 __all__ = [
+    "OCCLUSION_DECODING",
     "source_positions",
     "alignment_mass",
     "alignment_by_length",
@@ -156,9 +159,15 @@ def alignment_by_length(
 # --------------------------------------------------------------------------------------------
 
 
+OCCLUSION_DECODING: tuple[str, ...] = ("teacher_forced", "greedy", "teacher_forced_matched")
+"""How :func:`occlusion_dependence` feeds the decoder: the true target, the model's own outputs, or
+the true target of each run's own (occluded) source."""
+
+
 @torch.no_grad()
 def occlusion_dependence(
-    model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None, decoding: str = "teacher_forced"
+    model: nn.Module, src: Tensor, tgt: Tensor, *, vocab_size: int | None = None, decoding: str = "teacher_forced",
+    target_of: Callable[[Tensor], Tensor] | None = None,
 ) -> Tensor:
     """How much each output changes when one source token is replaced: dependence, measured.
 
@@ -174,7 +183,11 @@ def occlusion_dependence(
     longer match the changed source, an input the model never met in training. With
     ``decoding="greedy"`` every run (the original and each occluded one) decodes freely, reading
     its own previous outputs, as at test time: a change then also travels through what the model
-    wrote. Explained in chapter 1; chapter 6 returns to reading attention maps.
+    wrote. With ``decoding="teacher_forced_matched"`` every run reads the true target of *its own*
+    source, ``target_of(source)`` (the reversed source, for reversal): teacher forcing, as in
+    training, on a prefix that agrees with the changed source; the control that separates the
+    contradiction from teacher forcing itself. Explained in chapter 1; chapter 6 returns to reading
+    attention maps.
 
     Args:
         model: A model called as ``model(source, target)`` (teacher forcing) or ``model(source, max_new_tokens=T)``
@@ -182,7 +195,9 @@ def occlusion_dependence(
         src: Source tokens of one sequence.
         tgt: Its target tokens (teacher forcing), or only their number ``T`` (greedy).
         vocab_size: Vocabulary size (default ``model.vocab_size``).
-        decoding: ``"teacher_forced"`` or ``"greedy"``.
+        decoding: One of :data:`OCCLUSION_DECODING`.
+        target_of: The task's target of a batch of sources, ``(B, S) -> (B, T)``; needed by
+            ``"teacher_forced_matched"`` only, and must give ``tgt`` for ``src``.
 
     Returns:
         The dependence matrix, whose entry ``[i, j]`` is the change of output ``i`` when source
@@ -195,8 +210,13 @@ def occlusion_dependence(
         raise ValueError(f"src must be one sequence (1, S), got {getattr(src, 'shape', type(src))}")
     if not isinstance(tgt, Tensor) or tgt.dim() != 2 or tgt.shape[0] != 1:
         raise ValueError(f"tgt must be one sequence (1, T), got {getattr(tgt, 'shape', type(tgt))}")
-    if decoding not in ("teacher_forced", "greedy"):
-        raise ValueError(f"decoding must be 'teacher_forced' or 'greedy', got {decoding!r}")
+    if decoding not in OCCLUSION_DECODING:
+        raise ValueError(f"decoding must be one of {OCCLUSION_DECODING}, got {decoding!r}")
+    if (decoding == "teacher_forced_matched") != (target_of is not None):
+        raise ValueError("target_of is needed by decoding='teacher_forced_matched', and only by it: "
+                         f"got decoding={decoding!r}, target_of={target_of!r}")
+    if target_of is not None and not torch.equal(target_of(src), tgt):
+        raise ValueError("target_of(src) must equal tgt: it is the task's target of a source")
     vocab_size = vocab_size if vocab_size is not None else getattr(model, "vocab_size", None)
     if not isinstance(vocab_size, int) or vocab_size <= FIRST_CONTENT_TOKEN + 1:
         raise ValueError(f"vocab_size must be an int > {FIRST_CONTENT_TOKEN + 1}, got {vocab_size!r}")
@@ -210,6 +230,8 @@ def occlusion_dependence(
     batch_src = torch.cat([src, occluded])  # (1 + S, S): the original first
     if decoding == "greedy":  # every run writes its own outputs and reads them back
         output = model(batch_src, max_new_tokens=tgt.shape[1])
+    elif decoding == "teacher_forced_matched":  # every run reads the true target of its own source
+        output = model(batch_src, target_of(batch_src))
     else:  # every run reads the true previous tokens
         output = model(batch_src, tgt.expand(1 + length, -1))
     model.train(was_training)

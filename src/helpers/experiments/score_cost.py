@@ -5,6 +5,7 @@
 - :func:`time_score_functions`: measured time of all queries against all keys at growing sizes,
   for one matrix product, Python loops (:func:`loop_dot_scores_rows`,
   :func:`loop_dot_scores_pairs`, :func:`loop_dot_scores_python`) and the other score functions.
+- :func:`additive_time_breakdown`: where additive scoring's time goes, step by step.
 
 Figures and tables: :mod:`helpers.figures.score_cost`.
 
@@ -38,7 +39,7 @@ from ..train import num_threads
 
 __all__ = [
     "score_flops", "flops_table", "loop_dot_scores_python", "loop_dot_scores_pairs", "loop_dot_scores_rows",
-    "CostTable", "time_score_functions",
+    "CostTable", "time_score_functions", "ADDITIVE_STEPS", "additive_time_breakdown",
 ]
 
 
@@ -249,3 +250,64 @@ def time_score_functions(
                 seconds[method].append(_best_time(lambda: fn(query, key), repeats, budget_s))
     return CostTable(list(sizes), dim, hidden_dim, seconds, threads)
 
+
+
+ADDITIVE_STEPS: tuple[str, ...] = ("projections", "broadcast add", "tanh", "reduction with v")
+"""The steps of :func:`helpers.scores.additive_scores`, in order: ``Q W_q^T`` and ``K W_k^T``
+(two small matrix products), their sum broadcast to an ``(L, S, A)`` tensor, ``tanh`` of that
+tensor, and its product with ``v`` down to ``(L, S)``."""
+
+
+def additive_time_breakdown(
+    n: int = 512, *, dim: int = 64, hidden_dim: int = 64, repeats: int = 5, threads: int = 1,
+    budget_s: float = 1.0, seed: int = 0,
+) -> dict[str, float]:
+    """Time each step of additive scoring separately, with ``L = S = n`` (chapter 2, "What does each score cost?").
+
+    Every step of :data:`ADDITIVE_STEPS` is timed on its own inputs, computed beforehand, as the fastest
+    of ``repeats`` runs; the steps take turns within each repeat, so a busy spell of the machine
+    slows them alike. ``"whole"`` is :func:`helpers.scores.additive_scores` in one call,
+    ``"dot (one matmul)"`` the dot product's :func:`helpers.scores.dot_scores`, for scale, and
+    ``"cheap pass"`` a multiplication of the ``(L, S, A)`` tensor by 2: reading and writing the
+    tensor once with almost no arithmetic, what any element-wise step costs at least.
+
+    Args:
+        n: Queries and keys, ``L = S = n``.
+        dim: Feature size E.
+        hidden_dim: Hidden size A.
+        repeats: Timed runs per step.
+        threads: PyTorch intra-op threads while timing (restored afterwards).
+        budget_s: Stop repeating one step after this many seconds in all.
+        seed: Seed of the random inputs.
+
+    Returns:
+        Step -> seconds per call, for the steps of :data:`ADDITIVE_STEPS`, ``"whole"``,
+        ``"dot (one matmul)"`` and ``"cheap pass"``.
+    """
+    for name, value in (("n", n), ("dim", dim), ("hidden_dim", hidden_dim), ("repeats", repeats)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    gen = torch.Generator().manual_seed(seed)
+    query = torch.randn(n, dim, generator=gen)  # (L, E)
+    key = torch.randn(n, dim, generator=gen)  # (S, E)
+    w_q = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
+    w_k = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
+    v = torch.randn(hidden_dim, generator=gen) / math.sqrt(hidden_dim)  # (A,)
+    with num_threads(threads), torch.inference_mode():
+        q_hidden, k_hidden = query @ w_q.T, key @ w_k.T  # (L, A), (S, A)
+        summed = q_hidden.unsqueeze(-2) + k_hidden.unsqueeze(-3)  # (L, S, A)
+        features = torch.tanh(summed)  # (L, S, A)
+        steps: dict[str, Callable[[], object]] = {
+            "projections": lambda: (query @ w_q.T, key @ w_k.T),
+            "broadcast add": lambda: q_hidden.unsqueeze(-2) + k_hidden.unsqueeze(-3),
+            "tanh": lambda: torch.tanh(summed),
+            "reduction with v": lambda: features @ v,
+            "whole": lambda: additive_scores(query, key, w_q, w_k, v),
+            "dot (one matmul)": lambda: dot_scores(query, key),
+            "cheap pass": lambda: summed * 2.0,
+        }
+        best = {name: math.inf for name in steps}
+        for _ in range(repeats):  # the steps take turns within each repeat
+            for name, fn in steps.items():
+                best[name] = min(best[name], _best_time(fn, 1, budget_s / repeats))
+    return best

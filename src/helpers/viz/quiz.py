@@ -17,6 +17,11 @@ What this adds to jupyterquiz's own output, and why:
 - **A page that cannot go stale.** The notebook cache re-executes a page only when its code
   changes, not when a JSON file it reads does; a page passes the file's :func:`quiz_digest`, so
   that editing a quiz means editing the page's cell too (``tests/test_quizzes.py`` checks it).
+- **Feedback that states a result takes it from the run.** A question, answer or feedback may
+  write a measured number as the prose does, ``{glue:text}`key:format```; the page passes the
+  values (``quiz(..., glued={"key": value})``) and :func:`fill_glued` formats them in. The values
+  travel with the quiz's HTML, so the Chinese edition fills its own questions with the same run's
+  numbers.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Quiz", "quiz", "quiz_digest", "quiz_problems"]
+__all__ = ["Quiz", "quiz", "quiz_digest", "quiz_problems", "fill_glued", "glued_keys"]
 
 PALETTE = {
     "--jq-multiple-choice-bg": "#25406b",
@@ -176,6 +181,68 @@ def quiz_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
 
 
+_GLUED = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]*))?`")
+"""A glued value in a quiz's text, written as in the prose: ``{glue:text}`key:.1%```."""
+
+
+def glued_keys(questions: Any) -> set[str]:
+    """The keys of every ``{glue:text}`key:format``` in a quiz's strings.
+
+    Args:
+        questions: The parsed JSON of a quiz file.
+
+    Returns:
+        The keys.
+    """
+    if isinstance(questions, str):
+        return {m.group(1) for m in _GLUED.finditer(questions)}
+    if isinstance(questions, list):
+        return set().union(*(glued_keys(q) for q in questions))
+    if isinstance(questions, dict):
+        return set().union(*(glued_keys(v) for v in questions.values()))
+    return set()
+
+
+def fill_glued(questions: Any, glued: dict[str, Any]) -> Any:
+    """A quiz with every ``{glue:text}`key:format``` replaced by ``format(glued[key], format)``.
+
+    Args:
+        questions: The parsed JSON of a quiz file (or any part of it).
+        glued: The run's values, key -> number or text; every key the quiz uses and no other.
+
+    Returns:
+        A copy of ``questions`` with the values formatted in.
+
+    Raises:
+        ValueError: If the quiz uses a key that ``glued`` lacks, or ``glued`` has a key the quiz
+            does not use, or a value does not take its format.
+    """
+    used = glued_keys(questions)
+    missing, unused = sorted(used - set(glued)), sorted(set(glued) - used)
+    if missing or unused:
+        raise ValueError(f"glued: the quiz uses {missing or 'no other'} keys not given, and does not use "
+                         f"{unused or 'none'} of those given; pass exactly the values its text names")
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return _GLUED.sub(lambda m: _formatted(m.group(1), glued[m.group(1)], m.group(2) or ""), value)
+        if isinstance(value, list):
+            return [fill(v) for v in value]
+        if isinstance(value, dict):
+            return {k: fill(v) for k, v in value.items()}
+        return value
+
+    return fill(questions)
+
+
+def _formatted(key: str, value: Any, spec: str) -> str:
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"glued: the value of {key!r}, {value!r}, does not take the format {spec!r} "
+                         f"({error})") from None
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -183,7 +250,7 @@ def _is_number(value: Any) -> bool:
 def quiz_problems(questions: Any) -> list[str]:
     """What is wrong with a list of quiz questions; empty when it is a valid book quiz.
 
-    A valid quiz is a list of 4 to 6 questions with at least one numeric question. Every question
+    A valid quiz is a list of 4 to 8 questions with at least one numeric question. Every question
     has a non-empty ``question`` text, a ``type`` and a unique ``id``. A ``multiple_choice``
     question has 2 to 5 ``answers``, exactly one of them ``correct``, each with its own
     ``feedback``. A ``numeric`` question has exactly one correct answer, a ``range`` ``[low, high]``
@@ -200,8 +267,8 @@ def quiz_problems(questions: Any) -> list[str]:
     if not isinstance(questions, list):
         return [f"a quiz must be a list of questions, got {type(questions).__name__}"]
     problems = []
-    if not 4 <= len(questions) <= 6:
-        problems.append(f"a quiz has 4 to 6 questions, this one has {len(questions)}")
+    if not 4 <= len(questions) <= 8:
+        problems.append(f"a quiz has 4 to 8 questions, this one has {len(questions)}")
     ids = [q.get("id") for q in questions if isinstance(q, dict)]
     problems += [f"id {i!r} is used more than once" for i in sorted({i for i in ids if ids.count(i) > 1}, key=str)]
     if not any(isinstance(q, dict) and q.get("type") == "numeric" for q in questions):
@@ -294,11 +361,16 @@ class Quiz:
     """A self-check quiz, displayed as one HTML output (its scripts and styles inline).
 
     Attributes:
-        questions: The questions, in jupyterquiz's format (see :func:`quiz_problems`).
+        questions: The questions, in jupyterquiz's format (see :func:`quiz_problems`), with the
+            glued values formatted in (:func:`fill_glued`).
         shuffle_answers: Whether each visit shows the choices of a question in a new order.
+        glued: The run's values the questions name, key -> value.
     """
 
-    def __init__(self, questions: list[dict[str, Any]], shuffle_answers: bool = True) -> None:
+    def __init__(self, questions: list[dict[str, Any]], shuffle_answers: bool = True, *,
+                 glued: dict[str, Any] | None = None) -> None:
+        self.glued = dict(glued or {})
+        questions = fill_glued(questions, self.glued)
         problems = quiz_problems(questions)
         if problems:
             raise ValueError("questions is not a valid quiz:\n" + "\n".join(problems))
@@ -323,7 +395,11 @@ class Quiz:
         css = _CSS % {"id": quiz_id, "dark": dark, "correct": PALETTE["--jq-correct-color"],
                       "incorrect": PALETTE["--jq-incorrect-color"]}
         script = script.replace("</", "<\\/")  # nothing in it may end the <script> element early
-        return f"{container}</div>{css}<script>{script}</script>"
+        values = ""
+        if self.glued:  # the run's values, for an edition that shows its own questions (book/_ext/editions_zh.py)
+            blob = json.dumps(self.glued, sort_keys=True).replace("</", "<\\/")
+            values = f'<script type="application/json" class="book-quiz-glued">{blob}</script>'
+        return f"{container}</div>{css}<script>{script}</script>{values}"
 
     def _static_html(self) -> str:
         items = "".join(f"<li><p>{q['question']}</p>"
@@ -341,7 +417,8 @@ class Quiz:
         return "\n".join(lines)
 
 
-def quiz(path: str | Path, digest: str | None = None, *, shuffle_answers: bool = True) -> Quiz:
+def quiz(path: str | Path, digest: str | None = None, *, glued: dict[str, Any] | None = None,
+         shuffle_answers: bool = True) -> Quiz:
     """A chapter's self-check quiz, read from its JSON file, for display in a notebook or page.
 
     Multiple-choice and numeric questions with feedback on every answer, answered in the browser
@@ -353,6 +430,8 @@ def quiz(path: str | Path, digest: str | None = None, *, shuffle_answers: bool =
         path: The quiz file, e.g. ``"../quizzes/ch03.json"`` from a chapter's folder.
         digest: The file's :func:`quiz_digest`, as written in the page. A page that names it
             re-executes when the quiz changes (the notebook cache only sees the page's code).
+        glued: The run's values that the quiz's text names as ``{glue:text}`key:format```
+            (:func:`fill_glued`): a result stated in a feedback comes from the page's own run.
         shuffle_answers: Whether each visit shows the choices in a new order.
 
     Returns:
@@ -361,8 +440,8 @@ def quiz(path: str | Path, digest: str | None = None, *, shuffle_answers: bool =
 
     Raises:
         FileNotFoundError: If ``path`` does not exist.
-        ValueError: If the file is not a valid quiz (see :func:`quiz_problems`), or its digest is
-            not ``digest``.
+        ValueError: If the file is not a valid quiz (see :func:`quiz_problems`), its digest is
+            not ``digest``, or ``glued`` does not give exactly the values it names.
     """
     path = Path(path)
     if not path.is_file():
@@ -375,7 +454,7 @@ def quiz(path: str | Path, digest: str | None = None, *, shuffle_answers: bool =
         questions = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise ValueError(f"path: {path} is not valid JSON ({error})") from None
-    problems = quiz_problems(questions)
+    problems = quiz_problems(fill_glued(questions, dict(glued or {})))
     if problems:
         raise ValueError(f"path: {path} is not a valid quiz:\n" + "\n".join(problems))
-    return Quiz(questions, shuffle_answers=shuffle_answers)
+    return Quiz(questions, shuffle_answers=shuffle_answers, glued=glued)

@@ -242,11 +242,15 @@ MESSAGES = {
     "ch02.bound.passed": {
         "en": "e / (e + (S − 1)/e): {bound_24:.1%} for 24 slots, {bound_100:.1%} for 100. Now the run: the "
               "chapter's plain-cosine model (24 slots), trained by the checker, never gives a slot more than "
-              "{measured:.1%} of its weight, and reaches {accuracy:.1%} held-out accuracy. However well it learns, a "
-              "plain cosine cannot focus: it needs a temperature.",
+              "{measured:.1%} of its weight, and reaches {accuracy:.1%} held-out accuracy. The bound is the best "
+              "case for one query, all other slots at −1 from it at once; this task's keys cannot be placed so for "
+              "every query, and the best geometry a search finds gives one slot at most {ceiling:.1%}. However well "
+              "it learns, a plain cosine cannot focus: it needs a temperature.",
         "zh": "e / (e + (S − 1)/e)：24 个槽位时为 {bound_24:.1%}，100 个时为 {bound_100:.1%}。再看实际运行："
               "检查器训练的本章朴素余弦模型（24 个槽位）给任何一个槽位的权重都从未超过 {measured:.1%}，"
-              "留出集准确率为 {accuracy:.1%}。无论学得多好，朴素的余弦都无法聚焦：它需要温度。"},
+              "留出集准确率为 {accuracy:.1%}。这个上界是单个查询的最好情况：其他槽位同时与它的余弦都为 −1；"
+              "这个任务的键无法对每个查询都这样摆放，搜索找到的最好几何排布给一个槽位的权重最多只有 "
+              "{ceiling:.1%}。无论学得多好，朴素的余弦都无法聚焦：它需要温度。"},
     # Exercise 7: the temperature ablation, designed
     "ch02.ablation.not_config": {
         "en": "give a RecallConfig (start from score_learning.score_config('cosine') and dataclasses.replace one "
@@ -300,13 +304,31 @@ MESSAGES = {
               "({control:.1%}): with this seed the two cannot be told apart. Check with another seed.",
         "zh": "你的运行达到了 {accuracy:.1%}，可种子为 {seed} 的朴素余弦对照组也达到了（{control:.1%}）："
               "用这个种子分不出两者。请换一个种子再检查。"},
+    "ch02.ablation.steps_learned": {
+        "en": "your run reached {accuracy:.1%}, but so did the plain cosine at {factor:g} times the learning rate "
+              "with seed {seed} ({step_control:.1%}): a factor on the scores also makes every step move them "
+              "{factor:g} times as far, and with this seed bigger steps alone were enough. The run cannot name the "
+              "bound; check with another seed.",
+        "zh": "你的运行达到了 {accuracy:.1%}，可种子为 {seed}、学习率乘以 {factor:g} 的朴素余弦也达到了"
+              "（{step_control:.1%}）：乘在分数上的因子也会让每一步把分数挪动 {factor:g} 倍远，而用这个种子，"
+              "单是更大的步子就够了。这次运行无法确认是上界的问题；请换一个种子再检查。"},
     "ch02.ablation.passed": {
         "en": "cosine × {factor:g}: {accuracy:.1%} held-out accuracy after {steps} steps, where the plain cosine, "
               "trained by the checker with the same seed ({seed}), the same batches and the same steps, reached "
-              "{control:.1%}. Only the bound changed, not the division by the lengths: the bound was the problem.",
+              "{control:.1%}. The division by the lengths is still in your run, so it was not what stopped the "
+              "cosine. But your factor changed three things: the bound on one of {slots} slots ({bound_plain:.1%} → "
+              "{best:.1%}), the spread of the scores at the start ({spread_plain:.2f} → {spread:.2f}) and how far "
+              "each step moves them (× {factor:g}). A second control, the plain cosine at {factor:g} times the "
+              "learning rate (steps as large as yours, the bound and start unchanged), reached {step_control:.1%}: "
+              "the step size alone does not explain it. The chapter's section \"Is it the bound?\" separates the "
+              "start too.",
         "zh": "余弦 × {factor:g}：{steps} 步后留出集准确率为 {accuracy:.1%}，而检查器用同一个种子（{seed}）、"
-              "同样的批次和同样的步数训练的朴素余弦只达到 {control:.1%}。"
-              "变的只有上界，除以长度这一步没变：问题出在上界。"},
+              "同样的批次和同样的步数训练的朴素余弦只达到 {control:.1%}。你的运行里仍然除以了长度，"
+              "所以拦住余弦的不是这一步。不过你的因子同时改了三样东西：{slots} 个槽位中一个槽位的上界"
+              "（{bound_plain:.1%} → {best:.1%}）、分数在起点的离散程度（{spread_plain:.2f} → {spread:.2f}），"
+              "以及每一步把分数挪动多远（× {factor:g}）。第二个对照组是学习率乘以 {factor:g} 的朴素余弦"
+              "（步子和你的一样大，上界和起点不变），它只达到 {step_control:.1%}：单凭步长解释不了。"
+              "本章“是上界的问题吗？”一节把起点也分离了出来。"},
 }
 
 register(MESSAGES)
