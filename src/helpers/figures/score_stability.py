@@ -29,7 +29,7 @@ def stability_figure(result: StabilityResult, *, model_norm: float | None = None
         "spread of the scores (standard deviation)", "size of the gradient |∂score/∂q|"))
     for row, stats in enumerate((result.score_std, result.grad_norm), start=1):
         for name, values in stats.items():
-            label = SCORE_LABELS.get(name, name)
+            label = "dot q·k (no scale)" if name == "dot" else SCORE_LABELS.get(name, name)  # measured unscaled
             fig.add_scatter(x=result.norms, y=[float(f"{v:.4g}") for v in values], name=label, mode="lines+markers",
                             line=dict(color=SCORE_COLORS[name], width=3 if name in ("dot", "cosine") else 2),
                             legendgroup=name, showlegend=(row == 1), row=row, col=1,
