@@ -119,6 +119,18 @@ def test_describe_figure_names_the_chart_its_axes_its_series_and_its_controls() 
     assert describe_figure(fig) == ("Bar chart of score against key, with 2 series: one and two; a slider over d_k "
                                     "(3 steps, 1 to 4) and a menu of 4 choices (head 0, head 1, head 2 and 1 more).")
     assert describe_figure(go.Figure()) == "Chart."
+    # the Chinese edition's sentence: the same facts, the figure's own words (axes, series, controls) kept
+    assert describe_figure(heat, "zh") == "热图，显示 weight：行是 query (attending)，列是 key (attended to)。"
+    assert describe_figure(fig, "zh") == ("柱状图，纵轴是 score，横轴是 key，含 2 个系列：one和two；"
+                                          "一个调节 d_k 的滑块（3 步，从 1 到 4），"
+                                          "以及一个有 4 个选项的菜单（head 0、head 1、head 2和另 1 个）。")
+    assert describe_figure(go.Figure(), "zh") == "图。"
+    with pytest.raises(ValueError, match="language"):
+        describe_figure(fig, "fr")
+    html = figure_html(fig)  # untitled, no text alternative: named by the generated sentence, its Chinese beside it
+    assert 'aria-label="Bar chart of score against key' in html and 'data-label-zh="柱状图，纵轴是 score' in html
+    html = figure_html(fig.update_layout(title="t"))  # titled: the sentence describes it, in both languages
+    assert 'data-alt="generated"' in html and 'data-alt-zh="柱状图，纵轴是 score' in html
 
 
 def test_an_html_view_in_a_figure_is_a_group_named_by_its_sentence(monkeypatch: pytest.MonkeyPatch) -> None:

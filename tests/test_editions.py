@@ -468,3 +468,21 @@ def test_every_catalogue_message_has_chinese_that_uses_only_its_fields() -> None
         assert len(fields(templates["en"]) - fields(templates["zh"])) <= 1, key
     with pytest.raises(ValueError, match="has no 'en' template"):
         messages.register({"x.y": {"zh": "只有中文"}})
+
+
+def test_a_generated_text_alternative_is_chinese_in_the_chinese_edition() -> None:
+    import plotly.graph_objects as go
+    from editions_switch import localise_generated_alts
+
+    from helpers.viz.renderer import describe_figure, figure_html
+
+    fig = go.Figure([go.Scatter(x=[1, 2], y=[3, 4], name="a"), go.Scatter(x=[1, 2], y=[4, 3], name="b")])
+    fig.update_layout(xaxis_title="step", yaxis_title="loss")
+    untitled, titled = figure_html(fig), figure_html(go.Figure(fig).update_layout(title="Loss"))
+    for markup in (untitled, titled):
+        chinese, english = localise_generated_alts(markup, "zh"), localise_generated_alts(markup, "en")
+        assert "data-alt-zh" not in chinese + english and "data-label-zh" not in chinese + english
+        assert html.escape(describe_figure(fig, "zh")) in chinese and describe_figure(fig) not in chinese
+        assert describe_figure(fig) in english and describe_figure(fig, "zh") not in english
+    assert f'aria-label="{html.escape(describe_figure(fig, "zh"))}"' in localise_generated_alts(untitled, "zh")
+    assert 'aria-label="Loss"' in localise_generated_alts(titled, "zh")  # a title stays the figure's own

@@ -145,13 +145,37 @@ def set_raw(node: Any, markup: str) -> None:
     node.rawsource = markup
 
 
+_GENERATED_ALT = re.compile(r'(<p [^>]*data-alt="generated") data-alt-zh="([^"]*)"([^>]*>)([^<]*)(</p>)')
+_GENERATED_LABEL = re.compile(r'aria-label="([^"]*)"([^>]*?) data-label-zh="([^"]*)"')
+
+
+def localise_generated_alts(markup: str, edition: str) -> str:
+    """A figure's generated text alternative (``helpers.viz.renderer.describe_figure``) in the edition's
+    language: the Chinese sentence the figure carries (``data-alt-zh``, ``data-label-zh``) replaces the
+    English one in Chinese; in English it is dropped.
+
+    Args:
+        markup: A cell's HTML output.
+        edition: ``"en"`` or ``"zh"``.
+
+    Returns:
+        The markup, with no ``data-alt-zh`` or ``data-label-zh`` left.
+    """
+    zh = edition == "zh"
+    markup = _GENERATED_ALT.sub(lambda m: m[1] + m[3] + (m[2] if zh else m[4]) + m[5], markup)
+    return _GENERATED_LABEL.sub(lambda m: f'aria-label="{m[3] if zh else m[1]}"{m[2]}', markup)
+
+
 def _localise_outputs(app: Any, doctree: Any, docname: str) -> None:
-    """``doctree-resolved``: the stored verdicts in the edition's language."""
+    """``doctree-resolved``: the stored verdicts and the generated text alternatives in the edition's language."""
     edition = edition_of(app)
     for node in raw_outputs(doctree):
         markup = node.astext()
-        if "data-check=" in markup:
-            set_raw(node, localise_verdicts(markup, edition))
+        changed = localise_verdicts(markup, edition) if "data-check=" in markup else markup
+        if "data-alt-zh=" in changed or "data-label-zh=" in changed:
+            changed = localise_generated_alts(changed, edition)
+        if changed != markup:
+            set_raw(node, changed)
 
 
 def _config_inited(app: Any, config: Any) -> None:

@@ -461,6 +461,58 @@ def _rewrite_page(app: Any, doctree: Any, docname: str) -> None:
             node.parent.remove(node)
 
 
+SITE_WORDS = {
+    'title="Link to this definition"': 'title="链接到此定义"',
+    'title="Link to this heading"': 'title="链接到此标题"',
+    'title="Link to this term"': 'title="链接到此术语"',
+    'aria-label="Toggle hidden content"': 'aria-label="显示或隐藏内容"',
+    'placeholder="Search this book..."': 'placeholder="搜索本书……"',
+    'aria-label="Search this book..."': 'aria-label="搜索本书……"',
+    'aria-label="Main"': 'aria-label="主导航"',
+    'aria-label="Page"': 'aria-label="本页导航"',
+    'title="Toggle primary sidebar"': 'title="显示或隐藏目录"',
+    'title="Toggle secondary sidebar"': 'title="显示或隐藏本页目录"',
+    'aria-label="Color mode"': 'aria-label="颜色模式"',
+    'data-bs-title="Color mode"': 'data-bs-title="颜色模式"',
+    'title="System Settings"': 'title="跟随系统设置"',
+    'title="Light"': 'title="浅色"',
+    'title="Dark"': 'title="深色"',
+}
+"""The themes' own words that their Chinese catalogues lack (sphinx-book-theme, pydata-sphinx-theme,
+sphinx-togglebutton, Sphinx's permalinks), as they stand in the HTML, and their Chinese."""
+
+TOGGLE_HINTS = {"togglebutton_hint": "点击显示", "togglebutton_hint_hide": "点击隐藏"}
+"""sphinx-togglebutton's hints (its configuration values) in Chinese."""
+
+
+def localise_site_words(markup: str) -> str:
+    """A Chinese page's HTML with the themes' English words (:data:`SITE_WORDS`) in Chinese."""
+    for english, chinese in SITE_WORDS.items():
+        markup = markup.replace(english, chinese)
+    return markup
+
+
+def _config_inited(app: Any, config: Any) -> None:
+    if edition_of(app) == "zh":
+        for name, value in TOGGLE_HINTS.items():
+            if name in config:  # registered by sphinx-togglebutton, which Jupyter Book loads
+                setattr(config, name, value)
+
+
+def _translate_site_words(app: Any, exception: Exception | None) -> None:
+    """``build-finished``, Chinese edition: every page's theme words in Chinese."""
+    if exception is not None or edition_of(app) != "zh" or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    for page in outdir.rglob("*.html"):
+        if "_static" in page.relative_to(outdir).parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        translated = localise_site_words(text)
+        if translated != text:
+            page.write_text(translated, encoding="utf-8")
+
+
 def setup(app: Any) -> None:
     """Registers the Chinese edition's directives, checks and rewriting (loaded by both editions: an
     English build drops a stray ``figure-text``)."""
@@ -468,7 +520,9 @@ def setup(app: Any) -> None:
     app.add_node(edition_status)
     app.add_directive("figure-text", FigureText)
     app.add_directive("edition-status", EditionStatus)
+    app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
+    app.connect("build-finished", _translate_site_words)
     app.connect("doctree-resolved", _rewrite_page)
     app.connect("doctree-resolved", _fill_status)
     app.connect("env-get-outdated", _status_outdated)

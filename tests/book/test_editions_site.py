@@ -80,6 +80,26 @@ def test_the_chinese_edition_holds_the_translated_pages_in_chinese(site_html: Pa
     assert (zh / "index.html").is_file() and "book/intro.html" in (zh / "index.html").read_text(encoding="utf-8")
 
 
+def test_the_chinese_pages_name_their_controls_and_figures_in_chinese(site_html: Path) -> None:
+    """The themes' tooltips, labels and placeholder, the toggle hints and the generated text alternatives
+    of figures are Chinese on every Chinese page (figure titles, axes and legends stay the figures' own)."""
+    import editions_zh
+
+    zh = site_html / editions.ZH
+    generated = re.compile(r'<p [^>]*data-alt="generated"[^>]*>([^<]*)</p>')
+    for page in edition_pages(zh):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(zh)
+        left = [english for english in editions_zh.SITE_WORDS if english in text]
+        assert not left, f"{where}: the theme's English words {left}"
+        assert "'Click to show'" not in text and "Click to hide" not in text, f"{where}: the toggle hints"
+        assert "data-alt-zh" not in text and "data-label-zh" not in text, f"{where}: an alternative not swapped"
+        for alt in generated.findall(text):
+            assert re.search(r"[\u4e00-\u9fff]", alt), f"{where}: an English text alternative {alt!r}"
+    english = (site_html / "book" / "02-dot-product" / "index.html").read_text(encoding="utf-8")
+    assert 'placeholder="Search this book..."' in english and "data-alt-zh" not in english  # English stays English
+
+
 def test_the_chinese_search_finds_chinese_words(site_html: Path) -> None:
     index = (site_html / editions.ZH / "searchindex.js").read_text(encoding="utf-8")
     terms = json.loads(index[index.index("(") + 1: index.rindex(")")])["terms"]

@@ -194,11 +194,15 @@ def figure_html(
     role = "group" if caption else "figure"  # inside a captioned <figure>, the plot is one group of it
     if description and title:
         described = f' aria-describedby="{div_id}-alt"'
-        marker = ' data-alt="generated"' if generated else ""
+        # the Chinese edition shows the same sentence in Chinese (book/_ext/editions_zh.py swaps it in)
+        marker = (f' data-alt="generated" data-alt-zh="{html.escape(describe_figure(fig_dict, "zh"))}"'
+                  if generated else "")
         alt_html = (f'<p id="{div_id}-alt" class="book-figure-alt"{marker} style="{VISUALLY_HIDDEN}">'
                     f'{html.escape(description)}</p>')
     else:
         described = alt_html = ""
+    if generated and description and not title:  # named by the generated sentence: the Chinese one beside it
+        described += f' data-label-zh="{html.escape(describe_figure(fig_dict, "zh"))}"'
     plot = (f'<div class="book-plotly" role="{role}" aria-label="{label}"{described}>{alt_html}'
             f'<div id="{div_id}" class="plotly-graph-div {FIGURE_MARKER}" '
             f'style="width:100%;height:{height}px;"></div>\n'
@@ -221,12 +225,23 @@ def _text(value: Any) -> str:
     return " ".join(re.sub(r"<[^>]+>", " ", str(value or "")).split())
 
 
-def _listing(names: list[str], most: int = 5) -> str:
-    names = names[:most] + ([f"{len(names) - most} more"] if len(names) > most else [])
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def _listing(names: list[str], most: int = 5, language: str = "en") -> str:
+    more = (f"另 {len(names) - most} 个" if language == "zh" else f"{len(names) - most} more")
+    names = names[:most] + ([more] if len(names) > most else [])
+    if len(names) == 1:
+        return names[0]
+    if language == "zh":
+        return "、".join(names[:-1]) + "和" + names[-1]
+    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def describe_figure(fig: go.Figure | dict[str, Any]) -> str:
+_KINDS_ZH = {"line chart": "折线图", "bar chart": "柱状图", "heatmap": "热图", "box plot": "箱线图",
+             "violin plot": "小提琴图", "histogram": "直方图", "contour plot": "等高线图", "pie chart": "饼图",
+             "image": "图像", "scatter plot": "散点图", "chart": "图"}
+"""The chart kinds of :func:`describe_figure` in Chinese."""
+
+
+def describe_figure(fig: go.Figure | dict[str, Any], language: str = "en") -> str:
     """A sentence that says what a figure shows, made from the figure: for a figure whose author
     gave no text alternative (:func:`captioned` asks for one).
 
@@ -237,10 +252,15 @@ def describe_figure(fig: go.Figure | dict[str, Any]) -> str:
 
     Args:
         fig: The figure (or its ``to_dict()``).
+        language: ``"en"`` or ``"zh"``: the sentence's language (the axes, series and controls keep
+            the figure's own words, as its title does).
 
     Returns:
         One sentence, ending with a full stop.
     """
+    if language not in ("en", "zh"):
+        raise ValueError(f"language must be 'en' or 'zh', got {language!r}")
+    zh = language == "zh"
     fig_dict = _figure_dict(fig)
     layout, traces = fig_dict.get("layout", {}), fig_dict.get("data", [])
     types = []
@@ -250,34 +270,46 @@ def describe_figure(fig: go.Figure | dict[str, Any]) -> str:
             kind = "scatter plot"
         types.append(_KINDS.get(kind, kind if kind == "scatter plot" else "chart"))
     kinds = list(dict.fromkeys(types)) or ["chart"]
-    what = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
+    if zh:
+        kinds_zh = [_KINDS_ZH[k] for k in kinds]
+        what = kinds_zh[0] if len(kinds_zh) == 1 else f"{'、'.join(kinds_zh[:-1])}和{kinds_zh[-1]}"
+    else:
+        what = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
     panels = len({(t.get("xaxis", "x"), t.get("yaxis", "y")) for t in traces})
-    sentence = what[0].upper() + what[1:] + (f" in {panels} panels" if panels > 1 else "")
+    if zh:
+        sentence = what + (f"，分 {panels} 个面板" if panels > 1 else "")
+    else:
+        sentence = what[0].upper() + what[1:] + (f" in {panels} panels" if panels > 1 else "")
     x, y = _text((layout.get("xaxis") or {}).get("title")), _text((layout.get("yaxis") or {}).get("title"))
     if "heatmap" in kinds and x and y:
         bars = [(layout.get("coloraxis") or {}).get("colorbar")] + [t.get("colorbar") for t in traces]
         value = next((_text(bar.get("title")) for bar in bars if bar and _text(bar.get("title"))), "values")
-        sentence += f" of {value}, {y} in rows and {x} in columns"
+        sentence += f"，显示 {value}：行是 {y}，列是 {x}" if zh else f" of {value}, {y} in rows and {x} in columns"
     elif x and y:
-        sentence += f" of {y} against {x}"
+        sentence += f"，纵轴是 {y}，横轴是 {x}" if zh else f" of {y} against {x}"
     elif y or x:
-        sentence += f" of {y or x}"
+        sentence += f"，显示 {y or x}" if zh else f" of {y or x}"
     names = list(dict.fromkeys(_text(t.get("name")) for t in traces if _text(t.get("name"))))
     if len(names) > 1:
-        sentence += f", with {len(names)} series: {_listing(names)}"
+        sentence += (f"，含 {len(names)} 个系列：{_listing(names, language=language)}" if zh
+                     else f", with {len(names)} series: {_listing(names)}")
     controls = []
     for slider in layout.get("sliders") or []:
         steps = [_text(step.get("label", step.get("value", ""))) for step in slider.get("steps") or []]
         prefix = _text((slider.get("currentvalue") or {}).get("prefix")).rstrip(":= ")
-        if steps:
+        if steps and zh:
+            controls.append(f"一个调节 {prefix or '步骤'} 的滑块（{len(steps)} 步，从 {steps[0]} 到 {steps[-1]}）")
+        elif steps:
             controls.append(f"a slider over {prefix or 'steps'} ({len(steps)} steps, {steps[0]} to {steps[-1]})")
     for menu in layout.get("updatemenus") or []:
         labels = [_text(button.get("label")) for button in menu.get("buttons") or []]
-        if labels:
+        if labels and zh:
+            controls.append(f"一个有 {len(labels)} 个选项的菜单（{_listing(labels, 3, language)}）")
+        elif labels:
             controls.append(f"a menu of {len(labels)} choices ({_listing(labels, 3)})")
     if controls:
-        sentence += "; " + " and ".join(controls)
-    return sentence + "."
+        sentence += ("；" + "，以及".join(controls)) if zh else ("; " + " and ".join(controls))
+    return sentence + ("。" if zh else ".")
 
 
 def _plain(text: str) -> str:
