@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
+from sphinx.transforms import SphinxTransform
 
 from editions_drift import Drift, check, code_differences, english_revision
 from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
@@ -513,6 +514,44 @@ def _translate_site_words(app: Any, exception: Exception | None) -> None:
             page.write_text(translated, encoding="utf-8")
 
 
+_SECTION_ID = re.compile(r'<section id="([^"]+)"')
+
+
+def english_section_ids(english_html: Path) -> list[str]:
+    """The ids of an English page's sections, in the order of the page (its built HTML)."""
+    if not english_html.is_file():
+        return []
+    return _SECTION_ID.findall(english_html.read_text(encoding="utf-8"))
+
+
+class EnglishSectionIds(SphinxTransform):
+    """A Chinese page's sections get the ids of the English page's, in order: ``#why-not-cosine``
+    instead of ``#id5``, the same anchor in both editions, so a deep link means something and the
+    language switch can keep the reader's place (``book.js`` carries the anchor across). Runs while
+    the page is read, before its table of contents is collected; the English build has written its
+    pages by then. A page whose sections do not pair up with the English ones keeps its own ids
+    (the drift check, which pairs every heading, fails first)."""
+
+    default_priority = 700
+
+    def apply(self, **kwargs: Any) -> None:
+        if edition_of(self.app) != "zh":
+            return
+        english = Path(self.app.config.editions_english_html) / f"{self.env.docname}.html"
+        sections = list(self.document.findall(nodes.section))
+        ids = english_section_ids(english)
+        if not sections or len(ids) != len(sections):
+            return
+        for section, new_id in zip(sections, ids):
+            if section["ids"][:1] == [new_id]:
+                continue
+            owner = self.document.ids.get(new_id)
+            if owner is not None and owner is not section:
+                continue  # taken on this page by something else: keep the section's own
+            section["ids"] = [new_id] + [i for i in section["ids"] if i != new_id]
+            self.document.ids[new_id] = section
+
+
 def setup(app: Any) -> None:
     """Registers the Chinese edition's directives, checks and rewriting (loaded by both editions: an
     English build drops a stray ``figure-text``)."""
@@ -520,6 +559,7 @@ def setup(app: Any) -> None:
     app.add_node(edition_status)
     app.add_directive("figure-text", FigureText)
     app.add_directive("edition-status", EditionStatus)
+    app.add_transform(EnglishSectionIds)
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("build-finished", _translate_site_words)

@@ -18,8 +18,11 @@
  *    disclosure toggles, BertViz's layer menu, ipywidgets' slider handles), puts the primary
  *    sidebar in a landmark, gives the bibliography's entries their list role, and makes every
  *    region that scrolls focusable so that a keyboard can scroll it.
+ * 3. The language switch keeps the reader's place: both editions give a section the same id (the
+ *    English one, book/_ext/editions_zh.py), so the switch's link takes the current anchor along
+ *    (not to a page the other edition lacks, where it leads to that edition's home page).
  * Checked by tests/book/test_browser.py (print) and tests/book/test_accessibility.py (axe-core on
- * every page, the keyboard).
+ * every page, the keyboard); the switch by tests/book/test_editions_site.py.
  */
 (function () {
   "use strict";
@@ -392,6 +395,13 @@
       }
     });
   }
+
+  // 3. The language switch takes the reader's section along.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a.edition-switch") : null;
+    if (!link || link.getAttribute("data-edition-missing") === "true" || !window.location.hash) { return; }
+    link.setAttribute("href", link.getAttribute("href").split("#")[0] + window.location.hash);
+  }, true);
 
   window.bookFigures = {enhance: enhance, moveSlider: moveSlider};
   document.addEventListener("DOMContentLoaded", function () {

@@ -100,6 +100,25 @@ def test_the_chinese_pages_name_their_controls_and_figures_in_chinese(site_html:
     assert 'placeholder="Search this book..."' in english and "data-alt-zh" not in english  # English stays English
 
 
+def test_a_section_has_the_same_meaningful_id_in_both_editions(site_html: Path) -> None:
+    """A Chinese section's anchor is its English section's (``#why-not-cosine-...``, not ``#id5``): a teacher
+    can share a deep link, and the language switch lands on the same section."""
+    import editions_zh
+
+    zh = site_html / editions.ZH
+    paired = 0
+    for docname in editions.toc_docnames(ROOT / editions.ZH):
+        english = editions_zh.english_section_ids(site_html / f"{docname}.html")
+        chinese = editions_zh.english_section_ids(zh / f"{docname}.html")
+        assert chinese == english, f"{docname}: the Chinese sections' ids {chinese[:6]}... differ from {english[:6]}..."
+        assert not [i for i in chinese if re.fullmatch(r"id\d+", i)], f"{docname}: a section without a meaningful id"
+        paired += len(chinese)
+    assert paired > 100
+    # the page's own table of contents links to the same anchors
+    page = (zh / "book" / "02-dot-product" / "index.html").read_text(encoding="utf-8")
+    assert 'href="#is-it-the-bound"' in page and '<section id="is-it-the-bound">' in page
+
+
 def test_the_chinese_search_finds_chinese_words(site_html: Path) -> None:
     index = (site_html / editions.ZH / "searchindex.js").read_text(encoding="utf-8")
     terms = json.loads(index[index.index("(") + 1: index.rindex(")")])["terms"]
@@ -237,6 +256,9 @@ def test_the_language_switch_round_trips_over_http_and_from_a_file(site_html: Pa
     assert _round_trip(chromium, f"{served}/{chapter}") == [f"{served}/zh/{chapter}", f"{served}/{chapter}"]
     as_file = (site_html / chapter).as_uri()
     assert _round_trip(chromium, as_file) == [(site_html / "zh" / chapter).as_uri(), as_file]
+    # from a section, the switch lands on the same section of the other edition (book.js carries the anchor)
+    section = "book/02-dot-product/index.html#is-it-the-bound"
+    assert _round_trip(chromium, f"{served}/{section}") == [f"{served}/zh/{section}", f"{served}/{section}"]
     untranslated = "book/03-scaling/index.html"  # until it is translated: the Chinese edition's first page
     if untranslated.replace(".html", ".md") in editions.untranslated():
         assert _round_trip(chromium, f"{served}/{untranslated}") == [
