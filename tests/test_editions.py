@@ -472,8 +472,8 @@ def test_every_catalogue_message_has_chinese_that_uses_only_its_fields() -> None
 
 def test_a_generated_text_alternative_is_chinese_in_the_chinese_edition() -> None:
     import plotly.graph_objects as go
-    from editions_switch import localise_generated_alts
 
+    from editions_switch import localise_generated_alts
     from helpers.viz.renderer import describe_figure, figure_html
 
     fig = go.Figure([go.Scatter(x=[1, 2], y=[3, 4], name="a"), go.Scatter(x=[1, 2], y=[4, 3], name="b")])

@@ -193,12 +193,14 @@ MESSAGES = {
               "随 L·S 增长的是那个 (L, S, A) 张量。"},
     "ch02.additive.b": {
         "en": "the dot product turns each pair into one number inside one matrix product; additive scoring builds "
-              "A numbers per pair (L·S·A in all), so its memory traffic and its tanh calls are A times the "
-              "number of scores, and the last step (· v) is a matrix-vector product that cannot use the fast "
-              "matrix-multiply kernels.",
-        "zh": "点积在一次矩阵乘法里把每一对变成一个数；加性打分却为每一对构造 A 个数（共 L·S·A 个），"
-              "所以它的内存读写和 tanh 调用都是分数个数的 A 倍，而且最后一步（· v）是矩阵–向量乘积，"
-              "用不上快速的矩阵乘法内核。"},
+              "A numbers per pair (L·S·A in all). Timed just now at L = S = {n}: the sum that writes that tensor "
+              "takes {add:.0%} of the steps, tanh on every entry {tanh:.0%}, the product with v that reduces it "
+              "{reduce:.0%}, the two small projections {proj:.1%}. Neither writing the tensor nor tanh is work "
+              "a matrix-multiply kernel speeds up.",
+        "zh": "点积在一次矩阵乘法里把每一对变成一个数；加性打分却为每一对构造 A 个数（共 L·S·A 个）。"
+              "刚才在 L = S = {n} 上计时：写出这个张量的相加占各步总耗时的 {add:.0%}，对每个元素做 tanh 占 "
+              "{tanh:.0%}，与 v 相乘把它归约掉占 {reduce:.0%}，两次小投影占 {proj:.1%}。"
+              "写出张量和 tanh 都不是矩阵乘法内核能够加速的工作。"},
     "ch02.additive.c": {
         "en": "helpers.scores.additive_scores has no Python loop: it broadcasts (L, 1, A) + (1, S, A). The table "
               "shows the difference: the loop over pairs is slower still, and grows with L·S times Python's "
@@ -206,10 +208,12 @@ MESSAGES = {
         "zh": "helpers.scores.additive_scores 里没有 Python 循环：它做的是广播 (L, 1, A) + (1, S, A)。"
               "表格显示了区别：逐对循环还要更慢，它的耗时按 L·S 乘以 Python 每次调用的开销增长。"},
     "ch02.additive.d": {
-        "en": "partly: tanh is costlier than a multiply-add, but it is applied L·S·A times only because of the "
-              "(L, S, A) tensor; that tensor, its memory and its traffic, is the root cause.",
-        "zh": "只说对了一部分：tanh 确实比一次乘加昂贵，但它之所以要算 L·S·A 次，正是因为那个 (L, S, A) 张量；"
-              "这个张量本身，连同它占用的内存和带来的读写，才是根本原因。"},
+        "en": "partly. Timed just now at L = S = {n}, tanh takes {tanh:.0%} of additive scoring's steps, but the "
+              "sum that writes the (L, S, A) tensor takes {add:.0%}, and tanh runs L·S·A times only because of "
+              "that tensor: the tensor is the root of both.",
+        "zh": "只说对了一部分。刚才在 L = S = {n} 上计时：tanh 占加性打分各步总耗时的 {tanh:.0%}，"
+              "可写出 (L, S, A) 张量的相加也占了 {add:.0%}；而 tanh 之所以要算 L·S·A 次，正是因为那个张量："
+              "两者的根源都是它。"},
     "ch02.additive.one_letter": {
         "en": "answer with one letter, one of {letters}; got {got}.",
         "zh": "请用一个字母作答，{letters} 之一；收到的是 {got}。"},
@@ -244,13 +248,13 @@ MESSAGES = {
               "chapter's plain-cosine model (24 slots), trained by the checker, never gives a slot more than "
               "{measured:.1%} of its weight, and reaches {accuracy:.1%} held-out accuracy. The bound is the best "
               "case for one query, all other slots at −1 from it at once; this task's keys cannot be placed so for "
-              "every query, and the best geometry a search finds gives one slot at most {ceiling:.1%}. However well "
-              "it learns, a plain cosine cannot focus: it needs a temperature.",
+              "every query, and the best geometry a search finds gives the right slot {ceiling:.1%} on average. "
+              "However well it learns, a plain cosine cannot focus: it needs a temperature.",
         "zh": "e / (e + (S − 1)/e)：24 个槽位时为 {bound_24:.1%}，100 个时为 {bound_100:.1%}。再看实际运行："
               "检查器训练的本章朴素余弦模型（24 个槽位）给任何一个槽位的权重都从未超过 {measured:.1%}，"
               "留出集准确率为 {accuracy:.1%}。这个上界是单个查询的最好情况：其他槽位同时与它的余弦都为 −1；"
-              "这个任务的键无法对每个查询都这样摆放，搜索找到的最好几何排布给一个槽位的权重最多只有 "
-              "{ceiling:.1%}。无论学得多好，朴素的余弦都无法聚焦：它需要温度。"},
+              "这个任务的键无法对每个查询都这样摆放，搜索找到的最好几何排布平均只给正确的槽位 "
+              "{ceiling:.1%} 的权重。无论学得多好，朴素的余弦都无法聚焦：它需要温度。"},
     # Exercise 7: the temperature ablation, designed
     "ch02.ablation.not_config": {
         "en": "give a RecallConfig (start from score_learning.score_config('cosine') and dataclasses.replace one "
@@ -286,10 +290,10 @@ MESSAGES = {
               "更多的步数或更少的槽位都抬不高 [−1, 1] 内分数的上界。"},
     "ch02.ablation.bound_too_low": {
         "en": "with the factor {factor:g} the scores span [−{factor:g}, {factor:g}] and the best one slot of "
-              "{slots} can get is {best:.1%}, under {target:.0%}: still bounded too low to tell. Pick a factor "
-              "whose bound is above the target (exercise 6, with e^factor for e).",
+              "{slots} can get is {best:.1%}, not even more than {lifted:.0%}: the bound still binds, so the run "
+              "cannot tell. Pick a factor that lifts it (exercise 6, with e^factor for e).",
         "zh": "因子为 {factor:g} 时，分数的范围是 [−{factor:g}, {factor:g}]，{slots} 个槽位中的一个最多只能得到 "
-              "{best:.1%}，低于 {target:.0%}：上界仍然太低，分辨不出来。请选一个上界高于目标的因子"
+              "{best:.1%}，连 {lifted:.0%} 都不到：上界仍然卡着，这次运行分辨不出来。请选一个能抬高上界的因子"
               "（用练习 6 的公式，把 e 换成 e^factor）。"},
     "ch02.ablation.did_not_learn": {
         "en": "a clean design (only the factor changes, bound {best:.1%}), but the run reached {accuracy:.1%} "
