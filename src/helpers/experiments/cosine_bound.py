@@ -41,7 +41,7 @@ __all__ = ["COSINE_CONTROLS", "CONTROL_FACTOR", "CosineCeiling", "cosine_task_ce
            "compare_cosine_controls"]
 
 CONTROL_FACTOR = 4.0
-"""The factor of the controls: cosines times 4 span [-4, 4], a bound above 99 % for 24 slots."""
+"""The factor f of the controls, 4 (cosines times 4 span [-4, 4], a bound above 99 % for 24 slots)."""
 
 COSINE_CONTROLS: tuple[str, ...] = ("cosine, lr × f", "cosine × f", "cosine × f, lr / f")
 """The controls of :func:`compare_cosine_controls`, each named by what it changes in the plain-cosine

@@ -30,7 +30,7 @@ from .encodings import (
 from .explorers import Explorer, sentence_attention_explorer, softmax_explorer, softmax_scores
 from .heatmaps import attention_heatmap, mask_gallery, training_replay
 from .lines import bar, line_plot, line_sweep
-from .quiz import Quiz, quiz, quiz_digest, quiz_problems
+from .quiz import Quiz, fill_glued, glued_keys, quiz, quiz_digest, quiz_problems
 from .renderer import (
     BookRenderer,
     CaptionedFigure,
@@ -56,7 +56,7 @@ __all__ = [
     "Explorer", "softmax_explorer", "sentence_attention_explorer", "softmax_scores",
     "load_attention_model", "sentence_attention", "head_view", "model_view",
     "show_source", "SourceListing",
-    "quiz", "Quiz", "quiz_digest", "quiz_problems",
+    "quiz", "Quiz", "quiz_digest", "quiz_problems", "fill_glued", "glued_keys",
     "captioned", "CaptionedFigure",
     "BookRenderer", "figure_html", "describe_figure", "mime_bundle", "in_colab", "setup_book", "building_book",
 ]

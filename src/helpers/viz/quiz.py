@@ -19,7 +19,7 @@ What this adds to jupyterquiz's own output, and why:
   that editing a quiz means editing the page's cell too (``tests/test_quizzes.py`` checks it).
 - **Feedback that states a result takes it from the run.** A question, answer or feedback may
   write a measured number as the prose does, ``{glue:text}`key:format```; the page passes the
-  values (``quiz(..., glued={"key": value})``) and :func:`fill_glued` formats them in. The values
+  values (``quiz(..., glued={"key": value})``) and :func:`helpers.viz.fill_glued` formats them in. The values
   travel with the quiz's HTML, so the Chinese edition fills its own questions with the same run's
   numbers.
 """
@@ -362,7 +362,7 @@ class Quiz:
 
     Attributes:
         questions: The questions, in jupyterquiz's format (see :func:`quiz_problems`), with the
-            glued values formatted in (:func:`fill_glued`).
+            glued values formatted in (:func:`helpers.viz.fill_glued`).
         shuffle_answers: Whether each visit shows the choices of a question in a new order.
         glued: The run's values the questions name, key -> value.
     """
@@ -397,7 +397,8 @@ class Quiz:
         script = script.replace("</", "<\\/")  # nothing in it may end the <script> element early
         values = ""
         if self.glued:  # the run's values, for an edition that shows its own questions (book/_ext/editions_zh.py)
-            blob = json.dumps(self.glued, sort_keys=True).replace("</", "<\\/")
+            blob = json.dumps(self.glued, sort_keys=True,  # NumPy scalars as Python numbers
+                              default=lambda v: v.item() if hasattr(v, "item") else str(v)).replace("</", "<\\/")
             values = f'<script type="application/json" class="book-quiz-glued">{blob}</script>'
         return f"{container}</div>{css}<script>{script}</script>{values}"
 
@@ -431,7 +432,7 @@ def quiz(path: str | Path, digest: str | None = None, *, glued: dict[str, Any] |
         digest: The file's :func:`quiz_digest`, as written in the page. A page that names it
             re-executes when the quiz changes (the notebook cache only sees the page's code).
         glued: The run's values that the quiz's text names as ``{glue:text}`key:format```
-            (:func:`fill_glued`): a result stated in a feedback comes from the page's own run.
+            (:func:`helpers.viz.fill_glued`): a result stated in a feedback comes from the page's own run.
         shuffle_answers: Whether each visit shows the choices in a new order.
 
     Returns:
