@@ -206,8 +206,12 @@ def _fifty_minute_path(app: Any, docname: str, marker: str) -> list[nodes.Node]:
         if titles and marker in titles[0].astext():
             return [child.deepcopy() for child in admonition.children if not isinstance(child, nodes.title)]
     for paragraph in doctree.findall(nodes.paragraph):
-        if paragraph.children and isinstance(paragraph[0], nodes.strong) and marker in paragraph[0].astext():
+        first = next((child for child in paragraph.children
+                      if not (isinstance(child, nodes.Text) and not str(child).strip())), None)
+        if isinstance(first, nodes.strong) and marker in first.astext():
             lead = paragraph.deepcopy()
+            while lead.children and not isinstance(lead[0], nodes.strong):
+                lead.remove(lead[0])  # empty text before the bold lead
             lead.remove(lead[0])
             if lead.children and isinstance(lead[0], nodes.Text):
                 rest = str(lead[0]).lstrip(" .。")
