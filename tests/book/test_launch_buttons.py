@@ -48,7 +48,11 @@ def _toc_files(source: Path) -> list[str]:
 
 
 def _runs(source: Path, file: str) -> bool:
-    return file.endswith(".ipynb") or "```{code-cell}" in (source / file).read_text(encoding="utf-8")
+    """A page that runs: a notebook, or a MyST markdown notebook (a kernelspec in its front matter)."""
+    if file.endswith(".ipynb"):
+        return True
+    text = (source / file).read_text(encoding="utf-8")
+    return text.startswith("---\n") and "\nkernelspec:" in text.split("\n---\n", 1)[0]
 
 
 def _links(page: Path) -> list[str]:
