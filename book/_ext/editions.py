@@ -25,6 +25,8 @@ In the Chinese edition only, it also
 - resolves a reference to a page, label or API object that the Chinese edition does not hold yet
   to the English page (``objects.inv`` of the English build), so that a partly translated edition
   builds with ``-n -W`` and its links lead somewhere;
+- takes its launch buttons (JupyterHub, Binder, Colab) from the English ``_config.yml``'s
+  ``repository`` and ``launch_buttons``, the one place that names them (:mod:`editions_launch`);
 - renders ``edition-status`` (the Chinese intro): the English revision the edition follows, and
   the pages still to translate or to update;
 - warns (an error under ``-W``) when a Chinese page's code cells differ from its English page's
@@ -51,7 +53,8 @@ concern a module, by
 - :mod:`editions_switch`: at build time in both editions, the language switch, the verdicts'
   language and the Chinese edition's links to English pages;
 - :mod:`editions_zh`: at build time in the Chinese edition, its checks and the rewriting of its
-  pages (captions, quizzes, glued phrases, ``edition-status``).
+  pages (captions, quizzes, glued phrases, ``edition-status``);
+- :mod:`editions_launch`: the Chinese edition's launch buttons, from the English ``_config.yml``.
 
 Their public names are importable from here too (``import editions; editions.check()``).
 """
@@ -62,6 +65,7 @@ import sys
 from typing import Any
 
 import editions_drift
+import editions_launch
 import editions_records
 import editions_switch
 import editions_zh
@@ -77,6 +81,7 @@ def setup(app: Any) -> dict[str, Any]:
     """The Sphinx extension (both editions): the switch and verdicts, then the Chinese edition's part."""
     editions_switch.setup(app)
     editions_zh.setup(app)
+    editions_launch.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
