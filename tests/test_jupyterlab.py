@@ -41,6 +41,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from lab_probes import KERNEL_READY, RUN_OVER
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -153,25 +154,6 @@ def _folder_state(folder: Path) -> str:
                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
 
-# Read-only probes of the app (window.jupyterapp).
-_KERNEL_READY = """() => {
-  const w = window.jupyterapp.shell.currentWidget, s = w && w.context && w.context.sessionContext;
-  return !!(s && s.isReady && s.session && s.session.kernel && s.session.kernel.status === 'idle');
-}"""
-_RUN_OVER = """() => {
-  // Over when the kernel is idle, no cell is queued or running, and every code cell has run or
-  // one failed (Run All stops at an error: the cells after it keep no execution count).
-  const w = window.jupyterapp.shell.currentWidget, cells = w.content.model.cells;
-  let pending = false, failed = false;
-  for (let i = 0; i < cells.length; i++) {
-    const c = cells.get(i);
-    if (c.type !== 'code') continue;
-    if (c.executionState === 'running') return false;
-    if (!c.executionCount) pending = true;
-    for (let j = 0; j < c.outputs.length; j++) failed = failed || c.outputs.get(j).type === 'error';
-  }
-  return (failed || !pending) && w.context.sessionContext.session.kernel.status === 'idle';
-}"""
 _REPORT = """() => {
   const w = window.jupyterapp.shell.currentWidget, cells = w.content.model.cells, report = [];
   for (let i = 0; i < cells.length; i++) {
@@ -237,12 +219,12 @@ def test_chapter_opens_and_runs_as_a_notebook_in_jupyterlab(lab: Lab, chromium: 
         page.locator(".lm-Menu-item", has_text="Open With").hover()
         entries = page.locator(".lm-Menu-itemLabel")
         entries.get_by_text(chapter.open_with, exact=True).click()
-        page.wait_for_function(_KERNEL_READY, timeout=120_000, polling=250)
+        page.wait_for_function(KERNEL_READY, timeout=120_000, polling=250)
         timings["opened, kernel idle"] = time.perf_counter() - start
 
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         entries.get_by_text("Run All Cells", exact=True).click()
-        page.wait_for_function(_RUN_OVER, timeout=RUN_TIMEOUT_S * 1000, polling=500)
+        page.wait_for_function(RUN_OVER, timeout=RUN_TIMEOUT_S * 1000, polling=500)
         timings["ran all cells"] = time.perf_counter() - start
         page.wait_for_timeout(500)  # the last outputs' renderers
         report = page.evaluate(_REPORT)

@@ -52,6 +52,7 @@ import jupytext
 import nbformat
 import pytest
 import yaml
+from lab_probes import KERNEL_READY, RUN_OVER
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools" / "jupyterhub"
@@ -267,22 +268,6 @@ _NOTEBOOK_OPEN = """(path) => {
   return !!(w && w.context && w.context.path === path && w.content && w.content.model
             && w.content.model.cells && w.content.model.cells.length > 0);
 }"""
-_KERNEL_READY = """() => {
-  const w = window.jupyterapp.shell.currentWidget, s = w && w.context && w.context.sessionContext;
-  return !!(s && s.isReady && s.session && s.session.kernel && s.session.kernel.status === 'idle');
-}"""
-_RUN_OVER = """() => {
-  const w = window.jupyterapp.shell.currentWidget, cells = w.content.model.cells;
-  let pending = false, failed = false;
-  for (let i = 0; i < cells.length; i++) {
-    const c = cells.get(i);
-    if (c.type !== 'code') continue;
-    if (c.executionState === 'running') return false;
-    if (!c.executionCount) pending = true;
-    for (let j = 0; j < c.outputs.length; j++) failed = failed || c.outputs.get(j).type === 'error';
-  }
-  return (failed || !pending) && w.context.sessionContext.session.kernel.status === 'idle';
-}"""
 _SAVED = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
 _CODE_CELLS = """() => {
   const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
@@ -350,13 +335,13 @@ def test_a_class_follows_the_books_jupyterhub_links(hub: Hub, built_html: Path, 
     ada.goto(lab_link)
     ada.wait_for_url(f"**/user/ada/lab/tree/{name}/{LAB}*")
     ada.wait_for_function(_NOTEBOOK_OPEN, arg=f"{name}/{LAB}", polling=250)
-    ada.wait_for_function(_KERNEL_READY, polling=250)
+    ada.wait_for_function(KERNEL_READY, polling=250)
     timings["Ada's server up, lab cloned and open"] = time.perf_counter() - start
     assert ada_lab.is_file() and (hub.homes / "ada" / name / ".git").is_dir()
     assert _git("rev-parse", "--abbrev-ref", "HEAD", cwd=ada_lab.parents[1]).strip() == hub.branch
     ada.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     ada.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
-    ada.wait_for_function(_RUN_OVER, polling=500)
+    ada.wait_for_function(RUN_OVER, polling=500)
     timings["lab ran"] = time.perf_counter() - start
     ada.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
     ada.locator(".lm-Menu-itemLabel").get_by_text("Save Notebook", exact=True).click()
