@@ -514,7 +514,7 @@ def _translate_site_words(app: Any, exception: Exception | None) -> None:
             page.write_text(translated, encoding="utf-8")
 
 
-_SECTION_ID = re.compile(r'<section id="([^"]+)"')
+_SECTION_ID = re.compile(r'<section\b[^>]*?\bid="([^"]+)"')
 
 
 def english_section_ids(english_html: Path) -> list[str]:
