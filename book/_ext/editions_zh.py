@@ -560,7 +560,7 @@ def setup(app: Any) -> None:
     app.add_directive("figure-text", FigureText)
     app.add_directive("edition-status", EditionStatus)
     app.add_transform(EnglishSectionIds)
-    app.connect("config-inited", _config_inited)
+    app.connect("config-inited", _config_inited, priority=100)  # before sphinx-togglebutton writes its hints (500)
     app.connect("builder-inited", _builder_inited)
     app.connect("build-finished", _translate_site_words)
     app.connect("doctree-resolved", _rewrite_page)

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from browser import PHONE, Visit, in_parallel, unexpected, watch
 
+from helpers.viz import fill_glued
+
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,8 +38,17 @@ time included: chapter 3's six questions hold 976 MathJax elements (about 100 kB
 MathJax itself would be 1.2 MB."""
 
 
-def questions(name: str) -> list[dict[str, Any]]:
-    return json.loads((ROOT / "book" / "quizzes" / f"{name}.json").read_text(encoding="utf-8"))
+GLUED = re.compile(r'<script type="application/json" class="book-quiz-glued">(.*?)</script>', re.DOTALL)
+
+
+def questions(name: str, markup: str | None = None) -> list[dict[str, Any]]:
+    """Quiz ``name``'s questions; given the page's HTML, with the run's values it shows filled in
+    (``{glue:text}`key:format``` -> the number, :func:`helpers.viz.fill_glued`)."""
+    raw = json.loads((ROOT / "book" / "quizzes" / f"{name}.json").read_text(encoding="utf-8"))
+    if markup is None:
+        return raw
+    values = GLUED.search(markup)
+    return fill_glued(raw, json.loads(values.group(1)) if values else {})
 
 
 def plain_start(feedback: str) -> str:
@@ -115,7 +126,7 @@ def _answer_every_question(chromium: Any, site: Any, name: str) -> None:
     context, page, visit = open_quiz(chromium, site, name)
     quiz = page.locator(".book-quiz")
     wrappers = quiz.locator(".Quiz")
-    expected = questions(name)
+    expected = questions(name, page.content())
     assert wrappers.count() == len(expected)
     for index, question in enumerate(expected):
         wrapper = wrappers.nth(index)
