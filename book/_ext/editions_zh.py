@@ -515,6 +515,8 @@ def _translate_site_words(app: Any, exception: Exception | None) -> None:
 
 
 _SECTION_ID = re.compile(r'<section\b[^>]*?\bid="([^"]+)"')
+_AUTOMATIC_ID = re.compile(r"id\d+")
+"""The ids docutils makes up for a heading it cannot spell in ASCII."""
 
 
 def english_section_ids(english_html: Path) -> list[str]:
@@ -529,8 +531,8 @@ class EnglishSectionIds(SphinxTransform):
     instead of ``#id5``, the same anchor in both editions, so a deep link means something and the
     language switch can keep the reader's place (``book.js`` carries the anchor across). Runs while
     the page is read, before its table of contents is collected; the English build has written its
-    pages by then. A page whose sections do not pair up with the English ones keeps its own ids
-    (the drift check, which pairs every heading, fails first)."""
+    pages by then. Sections pair in order; a Chinese page may end with sections of its own, which keep
+    their ids, and a page with fewer sections than the English one keeps all its own."""
 
     default_priority = 700
 
@@ -540,11 +542,12 @@ class EnglishSectionIds(SphinxTransform):
         english = Path(self.app.config.editions_english_html) / f"{self.env.docname}.html"
         sections = list(self.document.findall(nodes.section))
         ids = english_section_ids(english)
-        if not sections or len(ids) != len(sections):
+        if not ids or len(sections) < len(ids):
             return
+        # sections of the Chinese edition's own (the intro's "about this edition") come last and keep theirs
         for section, new_id in zip(sections, ids):
-            if section["ids"][:1] == [new_id]:
-                continue
+            if section["ids"][:1] == [new_id] or _AUTOMATIC_ID.fullmatch(new_id):
+                continue  # already it, or the English page has no meaningful id here either
             owner = self.document.ids.get(new_id)
             if owner is not None and owner is not section:
                 continue  # taken on this page by something else: keep the section's own
