@@ -85,6 +85,6 @@ def test_additive_breakdown_times_every_step_and_the_references():
     assert set(times) == {*score_cost.ADDITIVE_STEPS, "whole", "dot (one matmul)", "cheap pass"}
     assert all(math.isfinite(t) and t > 0 for t in times.values())
     assert torch.get_num_threads() == threads
-    for name, bad in (("n", 0), ("hidden_dim", 1.5), ("repeats", True)):
-        with pytest.raises(ValueError, match=name):
+    for name, bad, error in (("n", 0, ValueError), ("hidden_dim", 1.5, TypeError), ("repeats", True, TypeError)):
+        with pytest.raises(error, match=name):
             score_cost.additive_time_breakdown(**{name: bad})

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..checks import check_positive_int
 from ..scores import (
     additive_scores,
     cosine_scores,
@@ -285,8 +286,7 @@ def additive_time_breakdown(
         ``"dot (one matmul)"`` and ``"cheap pass"``.
     """
     for name, value in (("n", n), ("dim", dim), ("hidden_dim", hidden_dim), ("repeats", repeats)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_positive_int(name, value)
     gen = torch.Generator().manual_seed(seed)
     query = torch.randn(n, dim, generator=gen)  # (L, E)
     key = torch.randn(n, dim, generator=gen)  # (S, E)
