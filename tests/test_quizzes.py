@@ -19,7 +19,7 @@ import torch
 from helpers.diagnostics import softmax_jacobian
 from helpers.experiments import dot_variance, score_cost, score_learning
 from helpers.experiments import efficient_cost as ec
-from helpers.experiments import heads as hd
+from helpers.experiments import heads_training as ht
 from helpers.masks import causal_mask
 from helpers.memory import kv_cache_bytes
 from helpers.multihead import MultiHeadAttention
@@ -61,6 +61,15 @@ def mha_parameters(heads: int) -> int:
     return sum(p.numel() for p in MultiHeadAttention(64, heads).parameters())
 
 
+def random_filters(count: int, size: int) -> torch.Tensor:
+    return torch.randn(count, size, size, generator=torch.Generator().manual_seed(0))  # (m, d, d)
+
+
+def fewest_exact_heads(filters: torch.Tensor) -> int:
+    """The fewest position-only heads whose ceiling (chapter 4, section 3) reaches 1 for these filters."""
+    return next(h for h in range(1, len(filters) + 1) if ht.filter_ceiling(filters, h) > 1 - 1e-9)
+
+
 def reorder_ratio(n: int, d: int) -> float:
     check = ec.reordering_check(n=n, d=d)
     return check["flops_left"] / check["flops_right"]
@@ -87,8 +96,8 @@ NUMERIC: dict[str, tuple[Callable[[], float], dict[str, Callable[[], float]]]] =
     "mha-params": (lambda: float(mha_parameters(8)),
                    {"no biases": lambda: 4 * 64 * 64, "a layer per head": lambda: 8 * mha_parameters(8),
                     "divided by heads": lambda: mha_parameters(8) / 8}),
-    "head-rank": (lambda: float(max(hd.score_ranks(64, [16], seq_len=64)[16])),
-                  {"one head": lambda: float(max(hd.score_ranks(64, [1], seq_len=64)[1])), "heads": lambda: 16.0}),
+    "transfer-offsets": (lambda: float(fewest_exact_heads(random_filters(4, 8))),
+                         {"one head": lambda: 1.0, "one head too few": lambda: 3.0, "the matrix size": lambda: 8.0}),
     "linear-flops": (lambda: reorder_ratio(512, 32), {"same cost": lambda: 1.0, "squared": lambda: (512 / 32) ** 2}),
     "kv-cache": (lambda: kv_gib(8), {"all 64 heads": lambda: kv_gib(64), "keys only": lambda: kv_gib(8) / 2,
                                       "float32": lambda: kv_gib(8, 4)}),

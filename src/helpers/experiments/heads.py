@@ -85,9 +85,11 @@ def trace_shapes(layer: MultiHeadAttention, x: Tensor) -> list[ShapeStep]:
 def per_head_reference(layer: MultiHeadAttention, x: Tensor) -> tuple[Tensor, list[Tensor]]:
     """Multi-head attention as H separate single-head attentions plus one output projection.
 
-    Head ``h`` uses rows ``h E .. (h+1) E - 1`` of ``W_Q``, ``W_K``, ``W_V`` (three ``E x D``
-    matrices: its own small projections) and columns ``h E .. (h+1) E - 1`` of ``W^O``. Nothing is
-    reshaped: ``Concat(head_1..head_H) W^O = sum_h head_h W^O_h``.
+    Head ``h`` uses rows ``h E .. (h+1) E - 1`` of ``q_proj.weight``, ``k_proj.weight`` and
+    ``v_proj.weight`` (three ``E x D`` matrices: its own small projections; PyTorch stores
+    ``W^T``, so these are columns of ``W_Q`` in the ``x W`` convention of chapter 4) and columns
+    ``h E .. (h+1) E - 1`` of ``o_proj.weight`` (rows of ``W^O``). Nothing is reshaped:
+    ``Concat(head_1..head_H) W^O = sum_h head_h W^O_h``.
 
     Args:
         layer: A plain multi-head layer (no GQA).

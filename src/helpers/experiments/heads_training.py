@@ -10,8 +10,11 @@
   reach, by the same argument as the ceiling).
 - Specialisation: :func:`offset_specialisation` measures which head serves which offset.
 - Ablation and pruning with ``head_mask``: :func:`head_ablation`, :func:`greedy_pruning`,
-  :func:`head_importance` (Michel et al.'s gradient score), :func:`importance_pruning`,
-  :func:`random_pruning`, :func:`break_one_head`.
+  :func:`head_importance` (Michel et al.'s gradient score) against :func:`removal_loss_increase`
+  (what removing each head really costs), :func:`importance_pruning`, :func:`random_pruning`,
+  :func:`break_one_head`. The informed orders choose heads on :func:`selection_set` (fresh
+  sequences from the training distribution, as Michel et al. score on training data) and are
+  reported on the held-out set.
 - Heads against head size on a lookup that needs rich scores: :func:`recall_head_sweep`.
 
 Shape legend:
@@ -37,7 +40,8 @@ from ..train import num_threads, set_seed, train
 __all__ = [
     "FilterHeads", "FilterRun", "train_filter", "filter_ceiling", "filter_sweep", "r_squared",
     "offset_profile", "profile_r2", "offset_specialisation", "head_ablation", "greedy_pruning", "Pruning",
-    "head_importance", "importance_pruning", "random_pruning", "break_one_head",
+    "selection_set", "head_importance", "removal_loss_increase", "importance_pruning", "random_pruning",
+    "break_one_head",
     "RecallHeads", "recall_head_sweep", "mean_spread",
 ]
 
@@ -98,10 +102,11 @@ class FilterRun:
     test_y: Tensor = field(repr=False)
     filters: Tensor | None = field(default=None, repr=False)  # (K, dim, dim): the task's A_k
 
-    def score(self, head_mask: Tensor | None = None) -> float:
-        """R² on the held-out set, optionally with some heads masked."""
+    def score(self, head_mask: Tensor | None = None, data: tuple[Tensor, Tensor] | None = None) -> float:
+        """R² on the held-out set (or on ``data = (x, y)``), optionally with some heads masked."""
+        x, y = (self.test_x, self.test_y) if data is None else data
         with torch.no_grad():
-            return r_squared(self.model(self.test_x, head_mask=head_mask)[0], self.test_y)
+            return r_squared(self.model(x, head_mask=head_mask)[0], y)
 
 
 def filter_ceiling(filters: Tensor, num_heads: int) -> float:
@@ -243,40 +248,80 @@ class Pruning:
         return [n / len(self.removed) for n in range(len(self.r2))]
 
 
-def greedy_pruning(run: FilterRun) -> Pruning:
+def selection_set(run: FilterRun, num_samples: int = 300) -> tuple[Tensor, Tensor]:
+    """Fresh sequences from the run's task, for *choosing* heads: ``(x, y)``.
+
+    Drawn from the training distribution (the run's filters, a seed of its own), never from the
+    held-out set the results are reported on: a choice made on the test set would be tested on
+    the data it was fitted to. Michel et al. (2019, section 4) score heads on training data.
+    """
+    check_positive_int("num_samples", num_samples)
+    seq_len, dim = run.test_x.shape[1], run.test_x.shape[2]
+    x, y, _ = offset_filter_task(num_samples, seq_len, dim, run.offsets, seed=run.seed + 3000, filters=run.filters)
+    return x, y
+
+
+def greedy_pruning(run: FilterRun, select_on: tuple[Tensor, Tensor] | None = None) -> Pruning:
     """Remove heads one at a time, each time the one whose removal costs the least R².
 
-    The "oracle" order of Michel et al. (2019), who also rank heads by a gradient-based score.
+    An oracle: at every step it tries every remaining head, on ``select_on`` (default
+    :func:`selection_set`); the R² it reports is the held-out one. It re-evaluates the model once
+    per remaining head at every step, which a large model cannot afford (Michel et al., 2019,
+    order heads by a score instead: :func:`importance_pruning`).
     """
+    select_on = selection_set(run) if select_on is None else select_on
     keep = torch.ones(run.num_heads)
     removed, scores = [], [run.score(keep)]
     for _ in range(run.num_heads):
         candidates = [h for h in range(run.num_heads) if keep[h] == 1]
-        trial = {h: run.score(keep * (1 - torch.eye(run.num_heads)[h])) for h in candidates}
+        trial = {h: run.score(keep * (1 - torch.eye(run.num_heads)[h]), data=select_on) for h in candidates}
         best = max(trial, key=trial.get)
         keep[best] = 0
         removed.append(best)
-        scores.append(trial[best])
+        scores.append(run.score(keep))
     return Pruning(removed, scores)
 
 
-def head_importance(run: FilterRun, keep: Tensor | None = None) -> Tensor:
+def head_importance(run: FilterRun, keep: Tensor | None = None,
+                    data: tuple[Tensor, Tensor] | None = None) -> Tensor:
     """Michel et al.'s importance of each head: ``I_h = E_x |dL(x)/d xi_h|``, from one backward pass.
 
     ``xi`` is the ``head_mask``, one factor per example and head (``(B, H)``, 1 for a kept head,
     0 for a removed one), so one backward pass of the summed per-example losses gives every
-    ``dL(x)/d xi_h``. The loss is the squared error on the held-out set (the greedy order
-    scores on it too). A removed head keeps its gradient, which is not used.
+    ``dL(x)/d xi_h``. The loss is the squared error on ``data = (x, y)`` (default: the held-out
+    set; the pruning orders pass :func:`selection_set`). A removed head keeps its gradient, which
+    is not used.
+
+    It is a *ranking* heuristic: the gradient at ``xi_h = 1`` is the slope of the loss there, and
+    removing a head is a step of size 1, far outside the range where a slope predicts a change in a
+    model trained to a minimum (chapter 4 compares it with :func:`removal_loss_increase`).
 
     Returns:
         ``(H,)``, larger = more important.
     """
+    x, y = (run.test_x, run.test_y) if data is None else data
     keep = torch.ones(run.num_heads) if keep is None else keep
-    xi = keep.expand(len(run.test_x), run.num_heads).clone().requires_grad_(True)  # (B, H)
-    prediction, _ = run.model(run.test_x, head_mask=xi)  # (B, L, dim)
-    per_example = ((prediction - run.test_y) ** 2).mean(dim=(1, 2))  # (B,)
+    xi = keep.expand(len(x), run.num_heads).clone().requires_grad_(True)  # (B, H)
+    prediction, _ = run.model(x, head_mask=xi)  # (B, L, dim)
+    per_example = ((prediction - y) ** 2).mean(dim=(1, 2))  # (B,)
     (grad,) = torch.autograd.grad(per_example.sum(), xi)  # (B, H): dL(x)/d xi_h per example
     return grad.abs().mean(0)
+
+
+def removal_loss_increase(run: FilterRun, data: tuple[Tensor, Tensor] | None = None) -> Tensor:
+    """How much the mean squared error rises when each head alone is removed (``head_mask`` with one 0).
+
+    The quantity :func:`head_importance` ranks heads by, measured instead of estimated from a
+    gradient; on ``data = (x, y)`` (default: the held-out set).
+
+    Returns:
+        ``(H,)``: ``L(without head h) - L(all heads)``.
+    """
+    x, y = (run.test_x, run.test_y) if data is None else data
+    with torch.no_grad():
+        base = F.mse_loss(run.model(x)[0], y)
+        return torch.stack([F.mse_loss(run.model(x, head_mask=1 - torch.eye(run.num_heads)[h])[0], y) - base
+                            for h in range(run.num_heads)])
 
 
 def _prune_in_order(run: FilterRun, choose) -> Pruning:
@@ -290,14 +335,18 @@ def _prune_in_order(run: FilterRun, choose) -> Pruning:
     return Pruning(removed, scores)
 
 
-def importance_pruning(run: FilterRun) -> Pruning:
+def importance_pruning(run: FilterRun, select_on: tuple[Tensor, Tensor] | None = None) -> Pruning:
     """Remove heads one at a time, each time the kept head of lowest :func:`head_importance`.
 
-    Michel et al. (2019, section 4) prune 10 % of a large model's heads per step by this score;
-    with 8 heads this removes one per step, recomputing the score with the heads already removed.
+    Michel et al. (2019, section 4) prune 10 % of a large model's heads per step by this score,
+    computed on training data; with 8 heads this removes one per step, recomputing the score with
+    the heads already removed, on ``select_on`` (default :func:`selection_set`). The R² it reports
+    is the held-out one.
     """
+    select_on = selection_set(run) if select_on is None else select_on
+
     def least_important(keep: Tensor) -> int:
-        scores = head_importance(run, keep).masked_fill(keep == 0, float("inf"))
+        scores = head_importance(run, keep, data=select_on).masked_fill(keep == 0, float("inf"))
         return int(scores.argmin())
     return _prune_in_order(run, least_important)
 
