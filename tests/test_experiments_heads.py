@@ -1,9 +1,13 @@
 """Chapter 4's experiments: the traced layer, the per-head equivalence, costs and the filter ceiling."""
 
+import math
+
+import pytest
 import torch
 
 from helpers.experiments import heads as hd
 from helpers.experiments import heads_training as ht
+from helpers.figures import heads as fig
 from helpers.multihead import MultiHeadAttention
 
 
@@ -80,3 +84,53 @@ def test_train_filter_with_the_same_matrix_at_every_offset_has_ceiling_one():
     shared = torch.eye(4).expand(3, 4, 4).clone()
     run = ht.train_filter(1, steps=5, num_test=20, filters=shared)
     assert abs(run.ceiling - 1.0) < 1e-9 and run.filters is not None
+
+
+def test_multihead_core_equals_the_layer_and_pytorch_with_the_same_weights():
+    torch.manual_seed(0)
+    layer, x = MultiHeadAttention(24, 3, bias=False), torch.randn(2, 7, 24)
+    ws = [p.weight.T for p in (layer.q_proj, layer.k_proj, layer.v_proj, layer.o_proj)]  # x W = Linear(x)
+    with torch.no_grad():
+        core = hd.multihead_core(x, *ws, num_heads=3)
+        torch.testing.assert_close(core, layer(x)[0], rtol=1e-5, atol=1e-5)
+        ref = torch.nn.MultiheadAttention(24, 3, bias=False, batch_first=True)
+        ref.in_proj_weight.copy_(torch.cat([layer.q_proj.weight, layer.k_proj.weight, layer.v_proj.weight]))
+        ref.out_proj.weight.copy_(layer.o_proj.weight)
+        torch.testing.assert_close(core, ref(x, x, x, need_weights=False)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_multihead_core_rejects_bad_arguments_by_name():
+    x, w = torch.randn(1, 4, 6), torch.randn(6, 6)
+    with pytest.raises(ValueError, match="num_heads"):
+        hd.multihead_core(x, w, w, w, w, num_heads=4)
+    with pytest.raises(ValueError, match="w_k"):
+        hd.multihead_core(x, w, torch.randn(6, 3), w, w, num_heads=2)
+    with pytest.raises(TypeError, match="num_heads"):
+        hd.multihead_core(x, w, w, w, w, num_heads=2.0)
+    with pytest.raises(ValueError, match="x must"):
+        hd.multihead_core(x[0], w, w, w, w, num_heads=2)
+
+
+def test_score_costs_count_the_materialised_scores_and_time_both_paths():
+    b, n, heads = 2, 24, [1, 2, 8]
+    cost = hd.score_costs(16, heads, batch_size=b, seq_len=n, repeats=1)
+    assert cost.num_heads == heads and (cost.batch_size, cost.seq_len, cost.threads) == (b, n, 1)
+    assert cost.score_bytes == [b * h * n * n * 4 for h in heads]  # float32 (B, H, L, L)
+    assert cost.score_elements == [b * h * n * n for h in heads]
+    assert [s // cost.score_bytes[0] for s in cost.score_bytes] == heads  # exactly x H
+    assert cost.score_mib[-1] == cost.score_bytes[-1] / 2**20
+    assert all(t > 0 and math.isfinite(t) for t in cost.readable_ms + cost.fused_ms)
+    table = fig.score_cost_table(cost)
+    assert table.count("\n") == 1 + len(heads) and f"| 8 | 2 | {8 * b * n * n * 4 / 2**20:.2g} |" in table
+    full = fig.cost_table(hd.head_costs(16, [1, 4]), {1: [16], 4: [4]}, cost)
+    assert full.splitlines()[2].endswith(f"{cost.fused_ms[0]:,.1f} |") and full.splitlines()[3].endswith("– |")
+
+
+def test_score_costs_rejects_bad_arguments_by_name():
+    with pytest.raises(ValueError, match="num_heads"):
+        hd.score_costs(16, [1, 3])
+    with pytest.raises(ValueError, match="num_heads"):
+        hd.score_costs(16, [])
+    for name in ("batch_size", "seq_len", "repeats", "threads"):
+        with pytest.raises(ValueError, match=name):
+            hd.score_costs(16, [1], **{name: 0})

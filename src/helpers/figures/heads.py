@@ -10,10 +10,10 @@ import torch
 
 from .. import viz
 from ..experiments import heads_training as ht
-from ..experiments.heads import HeadCost, ShapeStep
+from ..experiments.heads import HeadCost, ScoreCost, ShapeStep
 from ..experiments.heads_training import FilterRun, Pruning
 
-__all__ = ["shapes_table", "cost_table", "filter_figure", "offset_maps_figure", "head_size_figure",
+__all__ = ["shapes_table", "cost_table", "score_cost_table", "filter_figure", "offset_maps_figure", "head_size_figure",
            "specialisation_figure",
            "specialisation_table", "pruning_figure", "robustness_figure", "real_model_figure"]
 
@@ -25,14 +25,47 @@ def shapes_table(steps: Sequence[ShapeStep]) -> str:
     return "\n".join(rows)
 
 
-def cost_table(cost: HeadCost, ranks: Mapping[int, Sequence[int]]) -> str:
-    """Parameters, FLOPs and the largest score rank per head, for each number of heads."""
-    rows = ["| heads H | head size E | parameters | FLOPs: projections | FLOPs: attention "
-            "| rank of each head's scores |",
-            "|---:|---:|---:|---:|---:|---:|"]
+def _mib(m: float) -> str:
+    return f"{m:,.0f}" if m >= 10 else f"{m:.2g}"
+
+
+def cost_table(cost: HeadCost, ranks: Mapping[int, Sequence[int]], scores: ScoreCost | None = None) -> str:
+    """Parameters, FLOPs and the largest score rank per head, for each number of heads.
+
+    With ``scores`` (from :func:`~helpers.experiments.heads.score_costs`) three columns are added,
+    what grows with H: the score tensor in MiB and the milliseconds of the readable and fused
+    paths ("–" for an H that ``scores`` did not measure). Chapter 4.
+    """
+    header = ("| heads H | head size E | parameters | FLOPs: projections | FLOPs: attention "
+              "| rank of each head's scores |")
+    align = "|---:|---:|---:|---:|---:|---:|"
+    measured: dict[int, str] = {}
+    if scores is not None:
+        b, n = scores.batch_size, scores.seq_len
+        header += f" scores (B={b}, L={n}), MiB | readable path, ms | fused path, ms |"
+        align += "---:|---:|---:|"
+        measured = {h: f" {_mib(m)} | {r:,.1f} | {f:,.1f} |" for h, m, r, f in
+                    zip(scores.num_heads, scores.score_mib, scores.readable_ms, scores.fused_ms)}
+    rows = [header, align]
     for h, e, p, a, b in zip(cost.num_heads, cost.head_dim, cost.parameters, cost.flops_projections,
-                             cost.flops_attention):
-        rows.append(f"| {h} | {e} | {p:,} | {a:,} | {b:,} | {max(ranks[h])} |")
+                              cost.flops_attention):
+        extra = measured.get(h, " – | – | – |") if scores is not None else ""
+        rows.append(f"| {h} | {e} | {p:,} | {a:,} | {b:,} | {max(ranks[h])} |{extra}")
+    return "\n".join(rows)
+
+
+def score_cost_table(scores: ScoreCost) -> str:
+    """The measured cost of the heads' scores per number of heads, as a Markdown table.
+
+    Columns: H, head size, the ``(B, H, L, L)`` float32 score tensor in MiB, and the median
+    milliseconds of one forward pass on the readable and on the fused path, from
+    :func:`~helpers.experiments.heads.score_costs` (chapter 4).
+    """
+    rows = [f"| heads H | head size E | scores (B={scores.batch_size}, L={scores.seq_len}), MiB "
+            "| readable path, ms | fused path, ms |",
+            "|---:|---:|---:|---:|---:|"]
+    for h, m, r, f in zip(scores.num_heads, scores.score_mib, scores.readable_ms, scores.fused_ms):
+        rows.append(f"| {h} | {scores.embed_dim // h} | {_mib(m)} | {r:,.1f} | {f:,.1f} |")
     return "\n".join(rows)
 
 
