@@ -16,6 +16,7 @@ Chapter 3, why scale by sqrt(d_k):
     ``temperature``, ``scale_bug``.
 Chapter 4, why many heads:
     ``heads`` (the mechanics, traced and counted), ``heads_training`` (trained tiny models),
+    ``heads_robustness`` (one bad head during training, and a broken head fine-tuned),
     ``heads_real`` (the heads of a real model).
 Chapter 5, variants:
     ``cross_attention`` (self, cross and encoder-decoder attention), ``causal_masking`` (the causal
