@@ -17,7 +17,7 @@ Chapter 3, why scale by sqrt(d_k):
 Chapter 4, why many heads:
     ``heads`` (the mechanics, traced and counted), ``heads_training`` (trained tiny models),
     ``heads_robustness`` (one bad head during training, and a broken head fine-tuned),
-    ``heads_real`` (the heads of a real model).
+    ``heads_real`` (the heads of a real model), ``heads_real_ablation`` (its heads removed, on paraphrases).
 Chapter 5, variants:
     ``cross_attention`` (self, cross and encoder-decoder attention), ``causal_masking`` (the causal
     mask, its absence, how masks are applied), ``efficient_cost`` and ``efficient_accuracy`` (what
