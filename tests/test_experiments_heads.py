@@ -134,3 +134,29 @@ def test_score_costs_rejects_bad_arguments_by_name():
     for name in ("batch_size", "seq_len", "repeats", "threads"):
         with pytest.raises(ValueError, match=name):
             hd.score_costs(16, [1], **{name: 0})
+
+
+def test_exhaustive_pruning_bounds_every_order_and_starts_and_ends_where_they_do():
+    run = ht.train_filter(4, steps=10, num_test=20, embed_dim=16)
+    best = ht.exhaustive_pruning(run)
+    on_test = (run.test_x, run.test_y)  # choose where the bound is measured: no order can beat it there
+    for pruning in (ht.greedy_pruning(run, select_on=on_test), ht.importance_pruning(run, select_on=on_test),
+                    ht.random_pruning(run, seed=2)):
+        assert all(b >= r - 1e-6 for b, r in zip(best, pruning.r2))
+    assert abs(best[0] - run.r2) < 1e-6 and abs(best[-1] - ht.greedy_pruning(run).r2[-1]) < 1e-6
+    assert abs(best[1] - max(ht.head_ablation(run))) < 1e-6  # one removal: the best single ablation
+
+
+def test_importance_and_removal_cost_are_the_slope_and_the_step_of_one_parabola():
+    # The output is linear in the head mask: loss(xi_h) = mean |r + (xi_h - 1) c_h|^2 per example.
+    run = ht.train_filter(3, steps=30, num_test=16, embed_dim=12)
+    importance, rise = ht.head_importance(run), ht.removal_loss_increase(run)
+    with torch.no_grad():
+        full = run.model(run.test_x)[0]  # (N, L, dim)
+        residual = full - run.test_y
+        for h in range(3):
+            contribution = full - run.model(run.test_x, head_mask=1 - torch.eye(3)[h])[0]  # c_h
+            slope = 2 * (residual * contribution).mean(dim=(1, 2))  # (N,): d loss(x) / d xi_h at 1
+            step = (contribution ** 2 - 2 * residual * contribution).mean()  # loss(0) - loss(1), all examples
+            torch.testing.assert_close(importance[h], slope.abs().mean(), rtol=1e-4, atol=1e-7)
+            torch.testing.assert_close(rise[h], step, rtol=1e-4, atol=1e-7)

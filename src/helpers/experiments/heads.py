@@ -130,15 +130,15 @@ def multihead_core(x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, w_o: Tensor
         x: ``(B, L, D)``; each weight: ``(D, D)``; output: ``(B, L, D)``.
     """
     _check_core(x, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o}, num_heads)
-    b, n, d = x.shape
-    e = d // num_heads  # head size E
-    q = (x @ w_q).view(b, n, num_heads, e).transpose(1, 2)  # (B, H, L, E)
-    k = (x @ w_k).view(b, n, num_heads, e).transpose(1, 2)  # (B, H, L, E)
-    v = (x @ w_v).view(b, n, num_heads, e).transpose(1, 2)  # (B, H, L, E)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(e)  # (B, H, L, L): one L x L matrix per head
+    B, L, D = x.shape  # batch, tokens, model width
+    H, E = num_heads, D // num_heads  # heads, head size
+    q = (x @ w_q).view(B, L, H, E).transpose(1, 2)  # (B, H, L, E)
+    k = (x @ w_k).view(B, L, H, E).transpose(1, 2)  # (B, H, L, E)
+    v = (x @ w_v).view(B, L, H, E).transpose(1, 2)  # (B, H, L, E)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(E)  # (B, H, L, L): one L x L matrix per head
     weights = scores.softmax(dim=-1)  # (B, H, L, L)
     heads = weights @ v  # (B, H, L, E)
-    concat = heads.transpose(1, 2).reshape(b, n, d)  # (B, L, H, E) -> (B, L, D): heads side by side
+    concat = heads.transpose(1, 2).reshape(B, L, D)  # (B, L, H, E) -> (B, L, D): heads side by side
     return concat @ w_o  # (B, L, D)
 
 

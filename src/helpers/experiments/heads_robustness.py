@@ -17,7 +17,8 @@ read of a wrong position, not a loud one (``W_V`` is left at its usual size, so 
 not simply a large one). Two timings:
 
 - ``"init"``: the head is saturated from the first step (:func:`scale_head_scores`).
-- ``"mid"``: after ``break_step`` of the ``steps`` updates, the head's ``W_Q, W_K, W_V`` rows are
+- ``"mid"``: after ``break_step`` of the ``steps`` updates, the head's rows of ``q_proj.weight``,
+  ``k_proj.weight``, ``v_proj.weight`` are
   re-drawn and its position bias zeroed (as :func:`~helpers.experiments.heads_training.break_one_head`
   does), then saturated, and training goes on with the same optimiser (:func:`reinit_head`).
 
@@ -25,12 +26,11 @@ not simply a large one). Two timings:
 :func:`break_and_finetune` takes a model trained cleanly, breaks one head (a plain re-draw, or a
 saturated one) and fine-tunes it for a few steps: :func:`finetune_sweep`.
 
-Liu et al. (2021, "Multi-head or Single-head?") find that the advantage of many heads is
-training stability: a shallow single-head model trains worse, while a deep one, carefully
-initialised, catches up. The saturated head is that argument in its smallest form, one layer:
-with one head, the saturated head is the whole layer and 300 steps do not get it out (given 900
-to 1200 steps, two of three seeds did, so it slows training rather than forbids it); with four
-or eight, the other heads learn the task around it.
+With one head, the saturated head is the whole layer and 300 steps do not get it out; with four
+or eight on a one-offset task (heads to spare), the other heads learn the task around it. Liu et
+al. (2021, "Multi-head or Single-head?") make a different stability argument, about depth: a
+shallow multi-head model trains stably where a deep single-head one attending as many places
+needs stabilising. One layer does not test depth.
 
 Shape legend:
     B  batch;  L  positions;  D  embed_dim;  H  heads;  E  head_dim

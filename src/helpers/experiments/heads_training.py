@@ -1,8 +1,10 @@
 """Chapter 4, "Why many heads": trained experiments on tiny models (one thread, seconds each).
 
 - The k-offset filter (:func:`helpers.tasks.offset_filter_task`): a head whose weights depend on
-  the relative position outputs one matrix times one average, so it can follow one offset; ``K``
-  offsets need ``K`` heads in one layer (Cordonnier et al., 2020). :func:`filter_sweep` trains
+  the relative position outputs one matrix times one average, so it can follow one offset; ``m``
+  offsets with linearly independent matrices need ``m`` such heads in one layer (chapter 4's own
+  ceiling; Cordonnier et al., 2020, prove the converse, that enough heads can express a
+  convolution). :func:`filter_sweep` trains
   ``H = 1, 2, ...`` heads at fixed ``embed_dim`` and compares the fit with the ceiling
   :func:`filter_ceiling` that the argument predicts.
 - Why, from the trained maps: :func:`offset_profile` (each head's mean weight at each relative
@@ -18,12 +20,14 @@
 - Heads against head size on a lookup that needs rich scores: :func:`recall_head_sweep`.
 
 Shape legend:
-    B  batch;  L  positions;  D  model dimension;  H  heads;  K  offsets;  P  key-value pairs
+    B  batch;  L  positions;  D  model dimension;  H  heads;  m  offsets;  P  key-value pairs
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,8 +44,8 @@ from ..train import num_threads, set_seed, train
 __all__ = [
     "FilterHeads", "FilterRun", "train_filter", "filter_ceiling", "filter_sweep", "r_squared",
     "offset_profile", "profile_r2", "offset_specialisation", "head_ablation", "greedy_pruning", "Pruning",
-    "selection_set", "head_importance", "removal_loss_increase", "importance_pruning", "random_pruning",
-    "break_one_head",
+    "selection_set", "exhaustive_pruning", "head_importance", "removal_loss_increase", "importance_pruning",
+    "random_pruning", "break_one_head",
     "RecallHeads", "recall_head_sweep", "mean_spread",
 ]
 
@@ -100,7 +104,7 @@ class FilterRun:
     model: FilterHeads = field(repr=False)
     test_x: Tensor = field(repr=False)
     test_y: Tensor = field(repr=False)
-    filters: Tensor | None = field(default=None, repr=False)  # (K, dim, dim): the task's A_k
+    filters: Tensor | None = field(default=None, repr=False)  # (m, dim, dim): the task's A_k
 
     def score(self, head_mask: Tensor | None = None, data: tuple[Tensor, Tensor] | None = None) -> float:
         """R² on the held-out set (or on ``data = (x, y)``), optionally with some heads masked."""
@@ -116,13 +120,13 @@ def filter_ceiling(filters: Tensor, num_heads: int) -> float:
     unit-variance inputs, the variance ``H`` such heads can explain is at most the sum of the
     ``H`` largest eigenvalues of the Gram matrix ``G_kl = <A_k, A_l>_F`` of the filters, divided
     by its trace (a rank-``H`` approximation in "offset space"; the weights' signs make it an
-    upper bound). It is 1 when ``H >= K``.
+    upper bound). It is 1 when ``H`` reaches the rank of ``G`` (``m`` for linearly independent filters).
 
     Shape:
-        filters: ``(K, dim, dim)``.
+        filters: ``(m, dim, dim)``.
     """
-    flat = filters.reshape(filters.shape[0], -1).double()  # (K, dim^2)
-    eigenvalues = torch.linalg.eigvalsh(flat @ flat.T).flip(0)  # (K,), largest first
+    flat = filters.reshape(filters.shape[0], -1).double()  # (m, dim^2)
+    eigenvalues = torch.linalg.eigvalsh(flat @ flat.T).flip(0)  # (m,), largest first
     return float(eigenvalues[:num_heads].sum() / eigenvalues.sum())
 
 
@@ -208,14 +212,14 @@ def profile_r2(profile: Tensor, offsets: Sequence[int], filters: Tensor) -> floa
     attention maps account for.
 
     Shape:
-        profile: ``(H, L)`` (:func:`offset_profile`); filters: ``(K, dim, dim)``.
+        profile: ``(H, L)`` (:func:`offset_profile`); filters: ``(m, dim, dim)``.
     """
     seq_len = profile.shape[-1]
     p = profile.double()  # (H, L)
-    q = p[:, [o % seq_len for o in offsets]]  # (H, K): weight on the offsets that matter
-    flat = filters.reshape(filters.shape[0], -1).double()  # (K, dim^2)
-    gram = flat @ flat.T  # (K, K)
-    explained = torch.trace(gram @ q.T @ torch.linalg.solve(p @ p.T, q))  # (K, H) x (H, H)^-1 x (H, K)
+    q = p[:, [o % seq_len for o in offsets]]  # (H, m): weight on the offsets that matter
+    flat = filters.reshape(filters.shape[0], -1).double()  # (m, dim^2)
+    gram = flat @ flat.T  # (m, m)
+    explained = torch.trace(gram @ q.T @ torch.linalg.solve(p @ p.T, q))  # (m, H) x (H, H)^-1 x (H, m)
     return float(explained / torch.trace(gram))
 
 
@@ -223,7 +227,7 @@ def offset_specialisation(run: FilterRun) -> Tensor:
     """Mean attention weight each head puts on each of the task's offsets.
 
     Returns:
-        ``(H, K)``: entry ``[h, k]`` is head ``h``'s average weight on position ``i + o_k``; a
+        ``(H, m)``: entry ``[h, k]`` is head ``h``'s average weight on position ``i + o_k``; a
         row near one-hot is a head that serves one offset.
     """
     profile = offset_profile(run)  # (H, L)
@@ -282,6 +286,24 @@ def greedy_pruning(run: FilterRun, select_on: tuple[Tensor, Tensor] | None = Non
     return Pruning(removed, scores)
 
 
+def exhaustive_pruning(run: FilterRun) -> list[float]:
+    """The best held-out R² over *every* set of ``n`` heads removed, for ``n = 0 .. H``.
+
+    Tries all ``2^H`` head masks (256 for 8 heads), so no order can do better: entry ``n`` bounds
+    what any pruning order reaches after ``n`` removals, greedy included.
+
+    Returns:
+        ``[best R² with n heads removed for n in 0..H]``.
+    """
+    best = [-math.inf] * (run.num_heads + 1)
+    for removed in range(run.num_heads + 1):
+        for heads in itertools.combinations(range(run.num_heads), removed):
+            keep = torch.ones(run.num_heads)
+            keep[list(heads)] = 0
+            best[removed] = max(best[removed], run.score(keep))
+    return best
+
+
 def head_importance(run: FilterRun, keep: Tensor | None = None,
                     data: tuple[Tensor, Tensor] | None = None) -> Tensor:
     """Michel et al.'s importance of each head: ``I_h = E_x |dL(x)/d xi_h|``, from one backward pass.
@@ -292,9 +314,11 @@ def head_importance(run: FilterRun, keep: Tensor | None = None,
     set; the pruning orders pass :func:`selection_set`). A removed head keeps its gradient, which
     is not used.
 
-    It is a *ranking* heuristic: the gradient at ``xi_h = 1`` is the slope of the loss there, and
-    removing a head is a step of size 1, far outside the range where a slope predicts a change in a
-    model trained to a minimum (chapter 4 compares it with :func:`removal_loss_increase`).
+    It is a *ranking* heuristic, not an estimate of what removing the head costs. The model's
+    output is linear in ``xi_h``, so with the residual ``r = prediction - y`` and the head's
+    contribution ``c_h`` each example's squared error is the parabola ``|r + (xi_h - 1) c_h|^2``:
+    its slope at 1 is ``2 <r, c_h>``, small when the fit is good, while removing the head costs
+    ``|c_h|^2 - 2 <r, c_h>`` (chapter 4 compares it with :func:`removal_loss_increase`).
 
     Returns:
         ``(H,)``, larger = more important.
@@ -359,7 +383,8 @@ def random_pruning(run: FilterRun, seed: int = 0) -> Pruning:
 
 def break_one_head(run: FilterRun, how: str = "zero") -> list[float]:
     """R² after breaking each head in turn: ``"zero"`` (head_mask) or ``"reinit"`` (fresh random
-    W_Q, W_K, W_V rows and positional bias for that head, the rest unchanged)."""
+    rows of ``q_proj.weight``, ``k_proj.weight``, ``v_proj.weight`` and positional bias for that head, the rest
+    unchanged)."""
     if how == "zero":
         return head_ablation(run)
     if how != "reinit":

@@ -162,7 +162,7 @@ def robustness_figure(results: Mapping[int, Sequence[Sequence[float]]]) -> go.Fi
         means.append(sum(flat) / len(flat))
         worst.append(min(flat))
     fig = viz.bar(labels, means, y_title="R² after zeroing one head",
-                  title="One head broken: a one-head layer loses everything, a many-head layer mostly not")
+                  title="One head zeroed after training (mean over heads and seeds; marker: the worst head)")
     fig.add_trace(go.Scatter(x=labels, y=worst, mode="markers", name="worst head", marker=dict(size=10)))
     return fig
 
