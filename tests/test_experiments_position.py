@@ -95,3 +95,10 @@ def test_order_task_runs_return_one_result_per_seed() -> None:
     assert [r.seed for r in runs["none"]] == [0, 1] and all(0 <= r.accuracy <= 1 for r in runs["none"])
     assert "none" in fig.order_table(runs)
     assert len(fig.relative_bias_figure().data) == 9
+
+
+def test_extrapolation_batch_is_the_recurrence_shifted_by_one_with_the_random_start_masked() -> None:
+    x = pos.recurrence_sequences(4, 12, 8, seed=5, lags=(1, 3))
+    inputs, targets = pos.extrapolation_batch(4, 12, 8, seed=5, lags=(1, 3))
+    assert torch.equal(inputs, x[:, :-1])
+    assert bool((targets[:, :2] == -100).all()) and torch.equal(targets[:, 2:], x[:, 3:])

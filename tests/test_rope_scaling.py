@@ -49,6 +49,13 @@ def test_ntk_aware_base_keeps_the_fastest_pair_and_interpolates_the_slowest(head
     torch.testing.assert_close(ntk, rs.rope_frequencies(head_dim, 10000.0 * factor ** (head_dim / (head_dim - 2))))
 
 
+@pytest.mark.parametrize("head_dim, factor", [(8, 4.0), (64, 4.0), (128, 8.0)])
+def test_ntk_aware_follows_yarn_s_equation_pair_by_pair(head_dim: int, factor: float) -> None:
+    base = 10000.0 * factor ** (head_dim / (head_dim - 2))  # YaRN, Eq. 16: b' = b s^(|D| / (|D| - 2))
+    expected = torch.tensor([base ** (-2 * d / head_dim) for d in range(head_dim // 2)])  # theta_d = b'^(-2d/|D|)
+    torch.testing.assert_close(rs.ntk_aware_frequencies(head_dim, factor), expected, rtol=1e-5, atol=0)
+
+
 def test_ntk_aware_base_of_a_llama_sized_head() -> None:
     ntk = rs.ntk_aware_frequencies(128, 8.0)
     base = float(ntk[1]) ** (-128 / 2)  # theta_1 = base**(-2/E)
@@ -118,6 +125,19 @@ def test_a_scaled_rotary_embedding_rotates_queries_and_keys_relatively() -> None
     assert max(scores) - min(scores) < 1e-4  # the score depends on the distance only, rescaled or not
 
 
+def test_the_attention_factor_scales_every_logit_by_its_square_as_hugging_face_s_yarn() -> None:
+    inv_freq = rs.yarn_frequencies(32, 4.0, 256)
+    tempered = rs.scaled_rotary_embedding(inv_freq, rs.yarn_temperature(4.0))
+    plain = rs.scaled_rotary_embedding(inv_freq)
+    q, k = torch.randn(1, 2, 10, 32), torch.randn(1, 2, 10, 32)
+    logits = [torch.einsum("bhie,bhje->bhij", *apply_rotary_pos_emb(q, k, *r(10))) for r in (tempered, plain)]
+    _, attention = hf_frequencies("yarn", 32, rope_theta=10000.0, factor=4.0, original_max_position_embeddings=256)
+    torch.testing.assert_close(logits[0], logits[1] * attention ** 2, atol=1e-4, rtol=1e-5)  # HF: cos, sin * factor
+    cos, sin = RotaryEmbedding(32)(10)
+    torch.testing.assert_close(rs.scaled_rotary_embedding(rs.rope_frequencies(32), 1.0)(10)[0], cos)  # factor 1
+    assert isinstance(tempered, RotaryEmbedding) and tempered.head_dim == 32
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda: rs.position_interpolation(63, 2.0), "head_dim"),
     (lambda: rs.position_interpolation(64, 0.5), "factor"),
@@ -128,6 +148,7 @@ def test_a_scaled_rotary_embedding_rotates_queries_and_keys_relatively() -> None
     (lambda: rs.yarn_temperature(0.5), "factor"),
     (lambda: rs.scaled_rotary_embedding(torch.tensor([[1.0]])), "inv_freq"),
     (lambda: rs.scaled_rotary_embedding(torch.tensor([1.0, -1.0])), "inv_freq"),
+    (lambda: rs.scaled_rotary_embedding(torch.tensor([1.0, 0.1]), 0.0), "attention_factor"),
 ])
 def test_bad_arguments_are_named(call, words: str) -> None:
     with pytest.raises(ValueError, match=words):

@@ -1,4 +1,4 @@
-"""RoPE beyond its training length: the rotation's frequencies rescaled (context extension).
+"""RoPE beyond its training length, the rotation's frequencies rescaled (context extension).
 
 A RoPE model trained on ``L`` tokens sees, past ``L``, rotation angles ``m * theta_i`` it never saw
 for its slow (long-wavelength) pairs. The methods below change the frequencies ``theta_i`` of
@@ -11,6 +11,7 @@ new frequencies, ``(E/2,)``, float32; :func:`scaled_rotary_embedding` puts them 
 :func:`ntk_aware_frequencies`           the base raised to ``base * s**(E / (E - 2))`` (bloc97, 2023)
 :func:`yarn_frequencies`                per-pair ramp between the two, and a temperature (Peng et al., 2023)
 :func:`llama3_frequencies`              Llama 3.1's per-pair rule (Meta's ``apply_scaling``)
+:func:`scaled_rotary_embedding`         a rotary module with such frequencies (and YaRN's factor on q, k)
 =====================================  =========================================================
 
 Shape legend: ``E`` head size (even), ``E/2`` rotated pairs. Explained in chapter 6.
@@ -33,6 +34,7 @@ __all__ = [
     "yarn_frequencies",
     "yarn_temperature",
     "llama3_frequencies",
+    "ScaledRotaryEmbedding",
     "scaled_rotary_embedding",
 ]
 
@@ -58,7 +60,7 @@ def rope_frequencies(head_dim: int, base: float = 10000.0) -> Tensor:
 
 
 def position_interpolation(head_dim: int, factor: float, base: float = 10000.0) -> Tensor:
-    """Position interpolation: position ``m`` rotated as ``m / s`` (every frequency divided by ``s``).
+    """Position interpolation rotates position ``m`` as RoPE rotates ``m / s`` (every frequency divided by ``s``).
 
     Chen et al. (2023), "Extending Context Window of Large Language Models via Positional
     Interpolation", section 2.3, Eq. 4: ``f'(x, m) = f(x, m L / L')``. Every angle of the longer
@@ -77,7 +79,7 @@ def position_interpolation(head_dim: int, factor: float, base: float = 10000.0) 
 
 
 def ntk_aware_frequencies(head_dim: int, factor: float, base: float = 10000.0) -> Tensor:
-    """"NTK-aware" scaling: RoPE with the base ``base * s**(E / (E - 2))`` and positions unchanged.
+    """"NTK-aware" scaling, RoPE with the base ``base * s**(E / (E - 2))`` and positions unchanged.
 
     bloc97 (2023, a forum post; the formula as YaRN's section 3.1 and appendix A.1 give it). The new
     base divides the slowest frequency (``i = E/2 - 1``) by exactly ``s``, as interpolation does,
@@ -93,7 +95,7 @@ def ntk_aware_frequencies(head_dim: int, factor: float, base: float = 10000.0) -
 
 def yarn_frequencies(head_dim: int, factor: float, original_length: int, base: float = 10000.0, *,
                      alpha: float = 1.0, beta: float = 32.0) -> Tensor:
-    """YaRN's frequencies: interpolate the pairs whose wavelength is long, keep the short ones.
+    """YaRN's frequencies interpolate the pairs whose wavelength is long and keep the short ones.
 
     Peng et al. (2023), "YaRN: Efficient Context Window Extension of Large Language Models",
     section 3.2 ("NTK-by-parts"): with ``r_i = L / lambda_i`` the number of turns pair ``i`` makes in
@@ -137,7 +139,7 @@ def yarn_temperature(factor: float) -> float:
 
 def llama3_frequencies(head_dim: int, factor: float = 8.0, original_length: int = 8192, base: float = 500000.0, *,
                        low_freq_factor: float = 1.0, high_freq_factor: float = 4.0) -> Tensor:
-    """Llama 3.1's rule: wavelengths under ``L / high`` kept, over ``L / low`` divided by ``s``, blended between.
+    """Llama 3.1's rule keeps wavelengths under ``L / high``, divides those over ``L / low`` by ``s``, blends between.
 
     Meta's reference code (``llama_models``, ``apply_scaling``; defaults: factor 8, low and high
     frequency factors 1 and 4, original context 8192, base 500000). Between the two wavelengths the
@@ -158,11 +160,38 @@ def llama3_frequencies(head_dim: int, factor: float = 8.0, original_length: int 
     return (1 - blend) * theta / factor + blend * theta  # (E/2,)
 
 
-def scaled_rotary_embedding(inv_freq: Tensor) -> RotaryEmbedding:
+class ScaledRotaryEmbedding(RotaryEmbedding):
+    """A rotary embedding with its own frequencies, and cosines and sines multiplied by an attention factor.
+
+    ``apply_rotary_pos_emb`` is linear in ``cos`` and ``sin``, so a factor ``m`` on both multiplies
+    the rotated queries and keys by ``m`` and every logit by ``m**2``: YaRN's temperature folded into
+    ``q`` and ``k`` (section 3.4), as Hugging Face's ``attention_scaling`` does. Used in chapter 6's
+    "Long context in practice"; made by :func:`scaled_rotary_embedding`.
+    """
+
+    def __init__(self, inv_freq: Tensor, attention_factor: float = 1.0) -> None:
+        super().__init__(2 * inv_freq.numel(), device=inv_freq.device)
+        self.inv_freq = inv_freq.to(torch.float32).clone()
+        self.attention_factor = float(attention_factor)
+
+    def forward(self, positions: int | Tensor, *, offset: int = 0) -> tuple[Tensor, Tensor]:
+        """Cosines and sines of the rescaled angles, times the attention factor (shapes as the parent's)."""
+        cos, sin = super().forward(positions, offset=offset)  # (B or 1, L, E) each
+        if self.attention_factor == 1.0:
+            return cos, sin
+        return cos * self.attention_factor, sin * self.attention_factor  # (B or 1, L, E) each
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, attention_factor={self.attention_factor}"
+
+
+def scaled_rotary_embedding(inv_freq: Tensor, attention_factor: float = 1.0) -> ScaledRotaryEmbedding:
     """A :class:`~helpers.positional.RotaryEmbedding` that rotates with the given frequencies.
 
     Args:
         inv_freq: ``(E/2,)`` frequencies, e.g. from :func:`yarn_frequencies`.
+        attention_factor: Multiplies queries and keys after the rotation (logits by its square):
+            :func:`yarn_temperature` for YaRN, 1 for the others.
 
     Returns:
         The module; its ``cos`` and ``sin`` go to :func:`helpers.positional.apply_rotary_pos_emb`.
@@ -171,6 +200,7 @@ def scaled_rotary_embedding(inv_freq: Tensor) -> RotaryEmbedding:
         raise ValueError(f"inv_freq must be a 1-D float tensor of E/2 frequencies, got {inv_freq!r}")
     if not bool((inv_freq > 0).all()):
         raise ValueError("inv_freq must be positive")
-    module = RotaryEmbedding(2 * inv_freq.numel(), device=inv_freq.device)
-    module.inv_freq = inv_freq.to(torch.float32).clone()
-    return module
+    if (not isinstance(attention_factor, (int, float)) or isinstance(attention_factor, bool)
+            or not 0 < attention_factor < math.inf):
+        raise ValueError(f"attention_factor must be a positive number, got {attention_factor!r}")
+    return ScaledRotaryEmbedding(inv_freq, attention_factor)

@@ -25,5 +25,6 @@ Chapter 5, variants:
 Chapter 6, pitfalls:
     ``map_reading`` (what an attention map can and cannot tell), ``training_failures`` (Post-LN,
     warm-up, initialisation, entropy collapse), ``position`` (permutation equivariance, encodings,
-    length extrapolation).
+    length extrapolation), ``rope_extrapolation`` (RoPE's scaling rules on the position toy, and
+    the rotation angles training never saw).
 """

@@ -37,6 +37,8 @@ __all__ = [
     "rope_scores_by_offset",
     "recurrence_sequences",
     "ExtrapolationRun",
+    "extrapolation_batch",
+    "extrapolation_model",
     "extrapolation_runs",
     "transformer_xl_terms",
     "diagonal_spread",
@@ -215,6 +217,71 @@ class ExtrapolationRun:
         return statistics.fmean(values)
 
 
+def extrapolation_batch(num: int, length: int, vocab_size: int, *, seed: int,
+                        lags: tuple[int, ...] = (3,)) -> tuple[Tensor, Tensor]:
+    """Inputs and next-token targets of :func:`recurrence_sequences`, the random start left out of the loss.
+
+    Args:
+        num: Sequences ``B``.
+        length: Tokens per sequence ``L`` (inputs and targets have ``L - 1``).
+        vocab_size: Symbols ``V``.
+        seed: Seed of the sequences.
+        lags: The recurrence's offsets; the first ``max(lags)`` tokens are random.
+
+    Returns:
+        ``(inputs, targets)``, targets ``-100`` where the next token is one of the random ones.
+
+    Shape:
+        inputs, targets: ``(B, L - 1)``
+    """
+    x = recurrence_sequences(num, length, vocab_size, seed=seed, lags=lags)  # (B, L)
+    targets = x[:, 1:].clone()  # (B, L - 1)
+    targets[:, :max(lags) - 1] = -100  # x_1 .. x_{first-1} are random: not predictable, not in the loss
+    return x[:, :-1], targets
+
+
+def extrapolation_model(
+    positional: str,
+    seed: int,
+    *,
+    train_len: int = 16,
+    max_positions: int = 64,
+    vocab_size: int = 8,
+    steps: int = 300,
+    batch: int = 32,
+    embed_dim: int = 32,
+    num_layers: int = 2,
+    lags: tuple[int, ...] = (3,),
+    lr: float = 3e-3,
+    initial: dict[str, Tensor] | None = None,
+) -> TinyGPT:
+    """The tiny decoder of :func:`extrapolation_runs`, trained on ``train_len`` tokens (left in train mode).
+
+    Also the starting point of chapter 6's "Long context in practice"
+    (:mod:`helpers.experiments.rope_extrapolation`).
+
+    Args:
+        positional: The position encoding, one of :data:`ENCODINGS`.
+        seed: Seed of the weights and of the training batches.
+        train_len: Tokens per training sequence.
+        max_positions: Rows of the absolute tables (``"learned"``, ``"sinusoidal"``).
+        vocab_size, steps, batch, embed_dim, num_layers, lags, lr: As in :func:`extrapolation_runs`.
+        initial: If given, a dict that receives a copy of the weights before training (``state_dict``).
+    """
+    set_seed(seed)
+    config = TinyConfig(vocab_size=vocab_size, embed_dim=embed_dim, num_heads=4, num_layers=num_layers,
+                        max_positions=max_positions, positional=positional)
+    model = TinyGPT(config)
+    if initial is not None:
+        initial.update({name: value.detach().clone() for name, value in model.state_dict().items()})
+
+    def make_batch(step: int) -> tuple[Tensor, Tensor]:
+        return extrapolation_batch(batch, train_len, vocab_size, seed=seed * 1_000_003 + step, lags=lags)
+
+    train(LogitsOnly(model), make_batch, steps=steps, lr=lr, accuracy_fn=None, seed=seed, warmup_steps=20)
+    return model
+
+
 def extrapolation_runs(
     encodings: tuple[str, ...] = ENCODINGS,
     seeds: tuple[int, ...] = (0, 1, 2),
@@ -243,27 +310,17 @@ def extrapolation_runs(
     import time
 
     test = recurrence_sequences(num_test, test_len, vocab_size, seed=99_999, lags=lags)
-    first = max(lags)
     runs: dict[str, list[ExtrapolationRun]] = {}
     with num_threads(1):
         for positional in encodings:
             for seed in seeds:
                 start = time.process_time()
-                set_seed(seed)
-                config = TinyConfig(vocab_size=vocab_size, embed_dim=embed_dim, num_heads=4, num_layers=num_layers,
-                                    max_positions=test_len, positional=positional)
-                model = TinyGPT(config)
+                weights: dict[str, Tensor] = {}
+                model = extrapolation_model(positional, seed, train_len=train_len, max_positions=test_len,
+                                            vocab_size=vocab_size, steps=steps, batch=batch, embed_dim=embed_dim,
+                                            num_layers=num_layers, lags=lags, lr=lr, initial=weights)
+                initial = weights.get("stack.position_embedding.weight")
                 table = model.stack.position_embedding
-                initial = table.weight.detach().clone() if table is not None else None
-
-                def make_batch(step: int, seed: int = seed) -> tuple[Tensor, Tensor]:
-                    x = recurrence_sequences(batch, train_len, vocab_size, seed=seed * 1_000_003 + step, lags=lags)
-                    targets = x[:, 1:].clone()
-                    targets[:, :first - 1] = -100  # x_1 .. x_{first-1} are random: not predictable, not in the loss
-                    return x[:, :-1], targets
-
-                train(LogitsOnly(model), make_batch, steps=steps, lr=lr, accuracy_fn=None, seed=seed,
-                      warmup_steps=20)
                 model.eval()
                 with torch.no_grad():
                     pred = model(test[:, :-1]).output.argmax(-1)  # (N, T - 1)
