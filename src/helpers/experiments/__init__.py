@@ -25,5 +25,6 @@ Chapter 5, variants:
 Chapter 6, pitfalls:
     ``map_reading`` (what an attention map can and cannot tell), ``training_failures`` (Post-LN,
     warm-up, initialisation, entropy collapse), ``position`` (permutation equivariance, encodings,
-    length extrapolation).
+    length extrapolation), ``attention_sinks`` (StreamingLLM's sink cache against window and full
+    caches on a tiny trained decoder).
 """
