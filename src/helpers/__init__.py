@@ -18,6 +18,7 @@ Modules (each public name is re-exported here):
 - :mod:`helpers.rnn` -- GRU encoder-decoder with and without attention (chapter 1)
 - :mod:`helpers.efficient` -- sliding-window, block-sparse, BigBird, hierarchical attention (chapter 5)
 - :mod:`helpers.efficient_linear` -- linear attention, Performer, Linformer (chapter 5)
+- :mod:`helpers.streaming` -- StreamingLLM's sink cache: first tokens + recent window, RoPE in the cache (chapter 6)
 - :mod:`helpers.chunked` -- chunked, exact attention: FlashAttention's online softmax (chapter 6)
 - :mod:`helpers.memory` -- gradient checkpointing, KV-cache size, allocation tracking (chapter 6)
 - :mod:`helpers.vision` -- channel (SE) and spatial (CBAM) attention (chapter 5)
@@ -45,6 +46,7 @@ from .positional import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .rope_scaling import *  # noqa: F401,F403
 from .scores import *  # noqa: F401,F403
+from .streaming import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403

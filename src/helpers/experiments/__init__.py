@@ -26,5 +26,6 @@ Chapter 6, pitfalls:
     ``map_reading`` (what an attention map can and cannot tell), ``training_failures`` (Post-LN,
     warm-up, initialisation, entropy collapse), ``position`` (permutation equivariance, encodings,
     length extrapolation), ``rope_extrapolation`` (RoPE's scaling rules on the position toy, and
-    the rotation angles training never saw).
+    the rotation angles training never saw), ``attention_sinks`` (StreamingLLM's sink cache against
+    window and full caches on a tiny trained decoder).
 """
