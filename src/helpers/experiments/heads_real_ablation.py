@@ -74,6 +74,7 @@ PARAPHRASE_PAIRS: tuple[tuple[str, str], ...] = (
     ("The team won the final.", "They were victorious in the championship match."),
     ("Winter is coming early this year.", "This year the cold season is arriving sooner."),
 )
+"""The hand-written English paraphrase pairs of chapter 4's real-model ablation, ``(sentence, paraphrase)``."""
 
 
 def _check_heads(model: Any, heads: Iterable[tuple[int, int]]) -> dict[int, list[int]]:

@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 CONDITIONS = ("none", "init", "mid")
-"""When the bad head goes bad: never (the clean run), from the start, or mid-training."""
+"""The three timings of a bad head, in order: never (the clean run), from the start, or mid-training."""
 
 
 def _check_head(num_heads: int, head: int, name: str = "head") -> int:
@@ -179,7 +179,9 @@ def train_with_bad_head(num_heads: int, condition: str = "init", *, seed: int = 
                         qk_scale: float = 10.0, break_step: int | None = None, offsets: Sequence[int] = (2,),
                         seq_len: int = 12, dim: int = 4, embed_dim: int = 32, steps: int = 300,
                         batch_size: int = 32, lr: float = 1e-2, num_test: int = 300) -> BadHeadRun:
-    """Train a :class:`FilterHeads` as :func:`~helpers.experiments.heads_training.train_filter` does, with one bad head.
+    """Train a filter model as :func:`~helpers.experiments.heads_training.train_filter` does, with one bad head.
+
+    The model is a :class:`~helpers.experiments.heads_training.FilterHeads`.
 
     Same data, initialisation, optimiser and steps as ``train_filter`` for the same seed (with
     ``condition="none"`` the result is its R²); ``"init"`` saturates ``bad_head`` before the

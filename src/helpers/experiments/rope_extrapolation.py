@@ -70,7 +70,8 @@ __all__ = [
 ]
 
 METHODS = ("rope", "pi", "ntk", "yarn", "llama3")
-"""The rules compared: plain RoPE (extrapolation), position interpolation, NTK-aware base, YaRN, Llama 3.1."""
+"""The rules compared, in order: plain RoPE (extrapolation), position interpolation, NTK-aware base, YaRN and
+Llama 3.1."""
 
 METHOD_NAMES = {"rope": "plain RoPE (extrapolation)", "pi": "position interpolation", "ntk": "NTK-aware base",
                 "yarn": "YaRN", "llama3": "Llama 3.1"}
@@ -104,7 +105,8 @@ def method_frequencies(method: str, head_dim: int, factor: float, original_lengt
         base: RoPE's base.
 
     Returns:
-        ``(inv_freq, attention_factor)``: ``(E/2,)`` frequencies, and :func:`yarn_temperature` for YaRN, 1 otherwise.
+        ``(inv_freq, attention_factor)``: ``(E/2,)`` frequencies, and
+        :func:`~helpers.rope_scaling.yarn_temperature` for YaRN, 1 otherwise.
     """
     method = _check_method(method)
     factor = _check_factor(factor)
