@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 CONDITIONS = ("none", "init", "mid")
-"""The three timings of a bad head, in order: never (the clean run), from the start, or mid-training."""
+"""The three timings of a bad head, in this order (never, the clean run; from the start; mid-training)."""
 
 
 def _check_head(num_heads: int, head: int, name: str = "head") -> int:

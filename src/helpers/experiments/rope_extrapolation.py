@@ -70,8 +70,8 @@ __all__ = [
 ]
 
 METHODS = ("rope", "pi", "ntk", "yarn", "llama3")
-"""The rules compared, in order: plain RoPE (extrapolation), position interpolation, NTK-aware base, YaRN and
-Llama 3.1."""
+"""The rules compared, in this order (plain RoPE extrapolating, position interpolation, the NTK-aware base, YaRN
+and Llama 3.1)."""
 
 METHOD_NAMES = {"rope": "plain RoPE (extrapolation)", "pi": "position interpolation", "ntk": "NTK-aware base",
                 "yarn": "YaRN", "llama3": "Llama 3.1"}
