@@ -84,7 +84,8 @@ MODULE_SAMPLE = (
     "_modules/index.html",  # the list of modules
     "_modules/helpers/attention.html",  # a module's highlighted source with its "[docs]" links
     "_modules/helpers/viz/renderer.html",  # a module of a subpackage (one folder deeper)
-    "_modules/helpers/experiments/efficient_accuracy.html",  # the longest title; decorators, escapes in strings
+    "_modules/helpers/experiments/efficient_accuracy.html",  # decorators, escapes in strings
+    "_modules/helpers/experiments/heads_real_ablation.html",  # the longest title
 )
 """The module-source pages (Sphinx's viewcode: one template, 91 of 179 English pages) that the
 browser loads: always these. Every other one is checked without a browser against them
