@@ -50,7 +50,7 @@ from torch import Tensor
 from ..checks import check_int, check_positive_int, check_positive_ints
 from ..tasks import offset_filter_task
 from ..train import num_threads, set_seed, train
-from .heads_training import FilterHeads, FilterRun, r_squared
+from .heads_training import FilterHeads, FilterRun, r_squared, redraw_head
 
 __all__ = [
     "CONDITIONS", "scale_head_scores", "reinit_head", "head_saturation", "BadHeadRun", "train_with_bad_head",
@@ -101,10 +101,9 @@ def reinit_head(model: FilterHeads, head: int, *, qk_scale: float = 1.0, generat
                 ) -> None:
     """Re-draw one head's ``W_Q, W_K, W_V`` rows and zero its position bias, then scale its scores.
 
-    The re-draw is :func:`~helpers.experiments.heads_training.break_one_head`'s ``"reinit"``
-    (uniform in ``+-1/sqrt(D)``, drawn from ``generator``, by default seeded with ``head`` as
-    there, so ``qk_scale = 1`` breaks the head exactly as it does); the projections' biases are
-    kept. Then :func:`scale_head_scores` with ``qk_scale``. Chapter 4.
+    The re-draw is :func:`~helpers.experiments.heads_training.redraw_head`, as in
+    :func:`~helpers.experiments.heads_training.break_one_head`'s ``"reinit"`` (so ``qk_scale = 1``
+    breaks the head exactly as it does). Then :func:`scale_head_scores` with ``qk_scale``. Chapter 4.
 
     Args:
         model: The model to change, in place.
@@ -114,14 +113,7 @@ def reinit_head(model: FilterHeads, head: int, *, qk_scale: float = 1.0, generat
     """
     _check_head(model.attention.num_heads, head)
     qk_scale = _check_scale("qk_scale", qk_scale)
-    gen = torch.Generator().manual_seed(head) if generator is None else generator
-    attention = model.attention
-    rows = slice(head * attention.head_dim, (head + 1) * attention.head_dim)
-    with torch.no_grad():
-        for proj in (attention.q_proj, attention.k_proj, attention.v_proj):
-            bound = proj.in_features ** -0.5
-            proj.weight[rows] = (torch.rand(proj.weight[rows].shape, generator=gen) * 2 - 1) * bound  # (E, D)
-        model.position_bias[head] = 0.0  # (L,)
+    redraw_head(model, head, generator)
     if qk_scale != 1.0:
         scale_head_scores(model, head, qk_scale)
 

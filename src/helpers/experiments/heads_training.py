@@ -45,7 +45,7 @@ __all__ = [
     "FilterHeads", "FilterRun", "train_filter", "filter_ceiling", "filter_sweep", "r_squared",
     "offset_profile", "profile_r2", "offset_specialisation", "head_ablation", "greedy_pruning", "Pruning",
     "selection_set", "exhaustive_pruning", "head_importance", "removal_loss_increase", "importance_pruning",
-    "random_pruning", "break_one_head",
+    "random_pruning", "break_one_head", "redraw_head",
     "RecallHeads", "recall_head_sweep", "mean_spread",
 ]
 
@@ -390,19 +390,30 @@ def break_one_head(run: FilterRun, how: str = "zero") -> list[float]:
     if how != "reinit":
         raise ValueError(f"how must be 'zero' or 'reinit', got {how!r}")
     results = []
-    e = run.model.attention.head_dim
     for h in range(run.num_heads):
         state = {k: v.clone() for k, v in run.model.state_dict().items()}
-        gen = torch.Generator().manual_seed(h)
-        with torch.no_grad():
-            rows = slice(h * e, (h + 1) * e)
-            for proj in (run.model.attention.q_proj, run.model.attention.k_proj, run.model.attention.v_proj):
-                bound = proj.in_features ** -0.5
-                proj.weight[rows] = (torch.rand(proj.weight[rows].shape, generator=gen) * 2 - 1) * bound
-            run.model.position_bias[h] = 0.0
+        redraw_head(run.model, h)
         results.append(run.score())
         run.model.load_state_dict(state)
     return results
+
+
+def redraw_head(model: FilterHeads, head: int, generator: torch.Generator | None = None) -> None:
+    """Re-draw one head's rows of ``q_proj``, ``k_proj``, ``v_proj`` weights and zero its position bias, in place.
+
+    Uniform in ``+-1/sqrt(D)`` (as :class:`torch.nn.Linear` initialises), drawn from ``generator``,
+    by default ``torch.Generator().manual_seed(head)``; the projections' biases are kept. The
+    ``"reinit"`` of :func:`break_one_head`, and the start of a bad head in
+    :mod:`helpers.experiments.heads_robustness`.
+    """
+    generator = torch.Generator().manual_seed(head) if generator is None else generator
+    attention = model.attention
+    rows = slice(head * attention.head_dim, (head + 1) * attention.head_dim)  # the head's E rows of D
+    with torch.no_grad():
+        for proj in (attention.q_proj, attention.k_proj, attention.v_proj):
+            bound = proj.in_features ** -0.5
+            proj.weight[rows] = (torch.rand(proj.weight[rows].shape, generator=generator) * 2 - 1) * bound  # (E, D)
+        model.position_bias[head] = 0.0  # (L,)
 
 
 class RecallHeads(nn.Module):
