@@ -369,6 +369,25 @@ def test_glued_english_phrases_are_translated_by_pattern() -> None:
     assert editions.translate_glued("all of them", {}) is None
 
 
+def test_printed_tables_are_translated_whole_and_names_stay() -> None:
+    names, phrases = {"float16", "NaN"}, {"key": "键", "steps to 90%: mean": "达到 90% 的步数：均值",
+                                          "c = {c}; uniform weight {w}.": "c = {c}；均匀权重 {w}。"}
+    assert editions.translate_output_text(" key ", names, phrases) == " 键 "  # the spaces around are kept
+    assert editions.translate_output_text("steps to 90%: mean", names, phrases) == "达到 90% 的步数：均值"
+    assert editions.translate_output_text("c = 100; uniform weight 20%.", names, phrases) == "c = 100；均匀权重 20%。"
+    assert editions.translate_output_text("float16", names, phrases) == "float16"  # a name stays English
+    for as_is in ("0.83", "n = 16", "64.1%", "k1", "×", "键"):  # no English word, or Chinese already
+        assert editions.translate_output_text(as_is, names, phrases) == as_is
+    assert editions.translate_output_text("keys", names, phrases) is None  # nothing covers it: the build warns
+    assert editions.translate_output_text("float32", names, phrases) is None
+    # the Chinese edition's file is well formed, and it translates every text entry into Chinese
+    names, phrases = editions.load_output_text(Path(__file__).resolve().parents[1] / "zh")
+    assert all(isinstance(name, str) for name in names)
+    untranslated = [english for english, chinese in phrases.items()
+                    if not any("\u3400" <= ch <= "\u9fff" for ch in chinese)]
+    assert not untranslated, untranslated
+
+
 # --- the checkers' messages in two languages ----------------------------------------------------------------
 
 

@@ -27,17 +27,20 @@ from helpers.viz.quiz import fill_glued, glued_keys
 
 __all__ = [
     "GLUE_TEXT_KEY",
+    "OUTPUT_TEXT_FILE",
     "QUIZ_STRINGS",
     "EditionStatus",
     "FigureText",
     "edition_status",
     "english_figure_text",
     "figure_text",
+    "load_output_text",
     "numbers_not_in",
     "paste_glued",
     "status_sentences",
     "translate_figure",
     "translate_glued",
+    "translate_output_text",
     "translate_quiz",
 ]
 
@@ -318,6 +321,84 @@ def _apply_glue_text(app: Any, doctree: Any, docname: str) -> None:
                 GLUE_TEXT_KEY, location=node, type="editions", subtype="glue")
 
 
+OUTPUT_TEXT_FILE = "output_text.yml"
+"""The Chinese edition's file (in ``zh/``) of the English words that code cells print in tables and notes."""
+_CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef]")
+_SKIPPED_OUTPUT_NODES = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw,
+                         nodes.FixedTextElement)
+
+
+def load_output_text(zh_root: Path) -> tuple[set[str], dict[str, str]]:
+    """The Chinese edition's translations of printed tables (``zh/output_text.yml``).
+
+    Args:
+        zh_root: The Chinese edition's folder.
+
+    Returns:
+        ``(names, text)``: the printed names that stay English (a dtype, a function's name), and
+        ``{English: Chinese}`` for the rest; ``{name}`` in a pattern stands for any text, carried over.
+    """
+    path = zh_root / OUTPUT_TEXT_FILE
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    data = data or {}
+    return set(data.get("names") or []), {str(k): str(v) for k, v in (data.get("text") or {}).items()}
+
+
+def translate_output_text(text: str, names: set[str], phrases: dict[str, str]) -> str | None:
+    """One piece of text that a code cell printed (a table's cell, a note under it), in Chinese.
+
+    Args:
+        text: The text, as the English run printed it.
+        names: Printed names that stay English.
+        phrases: ``{English: Chinese}``, exact or with ``{name}`` placeholders (as ``glue_text``).
+
+    Returns:
+        The text to show (Chinese, or the name itself), or ``None`` when it reads as English and no entry
+        covers it. Text with no English word (numbers, symbols, Chinese) is returned as it is.
+    """
+    core = text.strip()
+    if not _ENGLISH_PHRASE.search(core) or _CJK.search(core) or core in names:
+        return text
+    head, tail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    if core in phrases:
+        return head + phrases[core] + tail
+    patterns = {english: chinese for english, chinese in phrases.items() if "{" in english}
+    chinese = translate_glued(core, patterns)
+    return None if chinese is None else head + chinese + tail
+
+
+def _inside(node: Any, kinds: tuple[type, ...]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, kinds) or "pasted-text" in (parent.get("classes", []) if isinstance(parent, nodes.Element) else []):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _apply_output_text(app: Any, doctree: Any, docname: str) -> None:
+    """The tables and notes that code cells print (Markdown outputs) in Chinese, from ``zh/output_text.yml``;
+    a piece of English printed text that the file does not cover is a warning (``-W``: the build fails)."""
+    from sphinx.util import logging
+
+    names, phrases = load_output_text(Path(app.srcdir))
+    for container in doctree.findall(nodes.container):
+        if "cell_output" not in container.get("classes", []):
+            continue
+        for text_node in list(container.findall(nodes.Text)):
+            if _inside(text_node, _SKIPPED_OUTPUT_NODES):
+                continue
+            text = str(text_node)
+            chinese = translate_output_text(text, names, phrases)
+            if chinese is None:
+                logging.getLogger(__name__).warning(
+                    "printed text %r is English: give its Chinese in zh/%s (text:, or names: for a name that "
+                    "stays English)", text.strip()[:160], OUTPUT_TEXT_FILE, location=(docname, container.line),
+                    type="editions", subtype="output")
+            elif chinese != text:
+                text_node.parent.replace(text_node, nodes.Text(chinese))
+
+
 QUIZ_STRINGS = {"'Check'": "'核对'", '"Correct!"': '"正确！"', '"Correct"': '"正确"',
                 '"Incorrect -- try again."': '"不对，再试一次。"', '"Incorrect. Try again."': '"不对，再试一次。"',
                 '"Type numeric answer here:"': '"输入数值答案："'}
@@ -457,6 +538,7 @@ def _rewrite_page(app: Any, doctree: Any, docname: str) -> None:
         _apply_figure_texts(app, doctree, docname)
         _apply_quizzes(app, doctree, docname)
         _apply_glue_text(app, doctree, docname)
+        _apply_output_text(app, doctree, docname)
     else:  # a figure-text is the Chinese edition's
         for node in list(doctree.findall(figure_text)):
             node.parent.remove(node)
