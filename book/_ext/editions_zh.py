@@ -370,7 +370,9 @@ def translate_output_text(text: str, names: set[str], phrases: dict[str, str]) -
 def _inside(node: Any, kinds: tuple[type, ...]) -> bool:
     parent = node.parent
     while parent is not None:
-        if isinstance(parent, kinds) or "pasted-text" in (parent.get("classes", []) if isinstance(parent, nodes.Element) else []):
+        if isinstance(parent, kinds):
+            return True
+        if isinstance(parent, nodes.Element) and "pasted-text" in parent.get("classes", []):
             return True
         parent = parent.parent
     return False
@@ -560,9 +562,10 @@ SITE_WORDS = {
     'title="System Settings"': 'title="跟随系统设置"',
     'title="Light"': 'title="浅色"',
     'title="Dark"': 'title="深色"',
+    'Layer: <select id="layer">': '层：<select id="layer">',  # BertViz's head view (6.1)
 }
 """The themes' own words that their Chinese catalogues lack (sphinx-book-theme, pydata-sphinx-theme,
-sphinx-togglebutton, Sphinx's permalinks), as they stand in the HTML, and their Chinese."""
+sphinx-togglebutton, Sphinx's permalinks) and BertViz's menu label, as they stand in the HTML, and their Chinese."""
 
 TOGGLE_HINTS = {"togglebutton_hint": "点击显示", "togglebutton_hint_hide": "点击隐藏"}
 """sphinx-togglebutton's hints (its configuration values) in Chinese."""

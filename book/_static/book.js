@@ -349,7 +349,7 @@
     document.querySelectorAll(".bd-article select:not([aria-label]):not([aria-labelledby])").forEach(function (select) {
       if (select.labels && select.labels.length) { return; }
       var before = select.previousSibling;
-      var text = before && before.nodeType === 3 ? plain(before.textContent).replace(/:$/, "") : "";
+      var text = before && before.nodeType === 3 ? plain(before.textContent).replace(/[:：]$/, "") : "";
       set(select, "aria-label", text || plain(select.id || select.name) || "Choice");
     });
     // ipywidgets' sliders: the handle (role="slider") named by its widget's label.

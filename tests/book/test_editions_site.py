@@ -11,6 +11,7 @@ build, set ``BOOK_SITE`` to its ``_build/html`` folder (and ``BOOK_ZH_LOG`` to i
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
 import os
@@ -98,6 +99,31 @@ def test_the_chinese_pages_name_their_controls_and_figures_in_chinese(site_html:
             assert re.search(r"[\u4e00-\u9fff]", alt), f"{where}: an English text alternative {alt!r}"
     english = (site_html / "book" / "02-dot-product" / "index.html").read_text(encoding="utf-8")
     assert 'placeholder="Search this book..."' in english and "data-alt-zh" not in english  # English stays English
+
+
+def test_the_tables_that_code_prints_are_chinese_on_the_chinese_pages(site_html: Path) -> None:
+    """A table or note that a code cell prints (a Markdown output) reads in Chinese on a Chinese page; what stays
+    English is a name the edition lists (zh/output_text.yml ``names``), code and math."""
+    import editions_zh
+
+    zh = site_html / editions.ZH
+    names, _ = editions_zh.load_output_text(ROOT / editions.ZH)
+    output = re.compile(r'<div class="cell_output docutils container">(.*?)</div>\s*</div>', re.S)
+    piece = re.compile(r"<(td|th|p)\b[^>]*>(.*?)</\1>", re.S)
+    checked = 0
+    for page in edition_pages(zh):
+        for block in output.findall(page.read_text(encoding="utf-8")):
+            if "<table" not in block:
+                continue
+            block = re.sub(r"<(code|mjx-container|span class=\"math)[^>]*>.*?</(code|mjx-container|span)>", " ", block,
+                           flags=re.S)
+            for _, cell in piece.findall(block):
+                text = html.unescape(re.sub(r"<[^>]+>", " ", cell)).strip()
+                checked += 1
+                for part in re.split(r"\s{2,}", text):
+                    english = re.search(r"[A-Za-z]{3,}", part) and not re.search(r"[\u3400-\u9fff]", part)
+                    assert not english or part.strip() in names, f"{page.relative_to(zh)}: printed {part!r}"
+    assert checked > 800  # the tables of every chapter were read
 
 
 def test_a_section_has_the_same_meaningful_id_in_both_editions(site_html: Path) -> None:
