@@ -10,10 +10,9 @@ Chinese pages' own files: a JupyterHub link (nbgitpuller) opens ``zh/book/...md`
 ``zh/notebooks/...ipynb`` of the reader's clone in JupyterLab, Binder's the same file in the
 repository's environment (``binder/``).
 
-Colab opens a notebook from GitHub, not a MyST markdown chapter: the English edition's Colab
-button opens each page's generated notebook (:mod:`notebook_links`); in the Chinese edition, a
-lab's Colab button opens the Chinese lab in the repository (as its own badge does) and a chapter has
-none.
+Colab opens a notebook from GitHub, not a MyST markdown chapter: in both editions the Colab button
+opens each page's generated notebook (:mod:`notebook_links`), the Chinese edition's in
+``zh/_notebooks/`` of the published branch (its prose Chinese, its code the English page's).
 """
 
 from __future__ import annotations
@@ -66,16 +65,6 @@ def _config_inited(app: Any, config: Any) -> None:
         config.html_theme_options = {**(config.html_theme_options or {}), **options}
 
 
-def _drop_colab_on_chapters(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """No Colab button on a Chinese chapter (Colab cannot open its ``.md``); a lab keeps it."""
-    if app.config.language != "zh_CN" or Path(app.env.doc2path(pagename)).suffix == ".ipynb":
-        return
-    for group in context.get("header_buttons") or []:
-        if group.get("type") == "group" and group.get("label") == "launch-buttons":
-            group["buttons"] = [button for button in group["buttons"] if button.get("text") != "Colab"]
-
-
 def setup(app: Any) -> None:
     """Registers the handlers (both editions load them; they act in the Chinese one)."""
     app.connect("config-inited", _config_inited)
-    app.connect("html-page-context", _drop_colab_on_chapters, priority=550)  # after the theme's (501)

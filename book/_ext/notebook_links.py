@@ -73,7 +73,8 @@ def _book(app: Any) -> Book | None:
                         title=app.config.html_title or app.config.project, site_url=app.config.html_baseurl or None,
                         pages_branch=app.config.notebook_links_pages_branch,
                         package_version=package_version(pyproject) if app.config.notebook_links_from_index else None,
-                        extras=book_extras(pyproject), covered=installed_with(PACKAGE, "ipykernel"))
+                        extras=book_extras(pyproject), covered=installed_with(PACKAGE, "ipykernel"),
+                        edition="zh" if app.config.language == "zh_CN" else "")
     else:
         logging.getLogger(__name__).warning("notebook_links: _config.yml names no repository.url")
     app._notebook_links_book = book

@@ -144,6 +144,9 @@ class Book:
             (the ``book`` extra of pyproject.toml); a page's other imports are required unpinned.
         covered: Canonical names of the distributions a notebook needs not ask for: those installed
             with the helper package and with every Jupyter kernel (see :func:`installed_with`).
+        edition: The site's folder of this edition (``"zh"`` for the Chinese one, published under the
+            English site's root); ``""`` for the English edition. A Chinese notebook's own words are
+            Chinese; its code is the English page's, and reads the English page's files.
     """
 
     repository: Repository
@@ -154,11 +157,13 @@ class Book:
     package_version: str | None = None
     extras: Mapping[str, str] = field(default_factory=dict)
     covered: frozenset[str] = frozenset()
+    edition: str = ""
 
     @property
     def site(self) -> str:
-        """The site's address, ending with ``/``."""
-        return (self.site_url.rstrip("/") + "/") if self.site_url else self.repository.pages_url
+        """The address of this edition's site, ending with ``/``."""
+        root = (self.site_url.rstrip("/") + "/") if self.site_url else self.repository.pages_url
+        return root + (f"{self.edition}/" if self.edition else "")
 
     @property
     def package_requirement(self) -> str:
@@ -169,7 +174,8 @@ class Book:
 
     def colab(self, docname: str) -> str:
         """Colab's URL for the generated notebook of a page, on the published branch."""
-        return self.repository.colab(f"{NOTEBOOKS_DIR}/{docname}.ipynb", branch=self.pages_branch)
+        folder = f"{self.edition}/{NOTEBOOKS_DIR}" if self.edition else NOTEBOOKS_DIR
+        return self.repository.colab(f"{folder}/{docname}.ipynb", branch=self.pages_branch)
 
 
 def build_ref(env: Mapping[str, str], root: Path, branch: str) -> str:
@@ -403,14 +409,22 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
     """
     pages = dict(pages or {})
     pages.setdefault(docname, (page_title, page_url))
-    origin = (f"This notebook is the page [{page_title}]({page_url}) of *{book.title}*, generated for Jupyter and "
-              f"Colab from `{book.repository.owner}/{book.repository.name}` at `{book.ref}`.")
+    where = f"`{book.repository.owner}/{book.repository.name}` at `{book.ref}`"
+    if book.edition == "zh":
+        origin = (f"本笔记本即《{book.title}》的页面[{page_title}]({page_url})，由 {where} 生成，"
+                  "供 Jupyter 和 Colab 使用。")
+        run_first = ("请先运行下一个单元格：它会在缺少时安装本书的辅助包。本书的交叉引用、图和测验用 MyST markdown "
+                     "写成，网页上显示渲染后的样子，本笔记本里则是文本。代码与英文版相同。")
+    else:
+        origin = (f"This notebook is the page [{page_title}]({page_url}) of *{book.title}*, generated for Jupyter "
+                  f"and Colab from {where}.")
+        run_first = ("Run the next cell first: it installs the book's helper package where it is missing. The "
+                     "book's cross-references, figures and quizzes are written in MyST markdown, which the page "
+                     "shows rendered and this notebook as text.")
     if source.suffix == ".md":
         notebook = jupytext.read(source, fmt="md:myst")
         header = nbformat.v4.new_markdown_cell(
-            f"[![Open in Colab]({COLAB_BADGE})]({book.colab(docname)})\n\n{origin} Run the next cell first: it "
-            "installs the book's helper package where it is missing. The book's cross-references, figures and "
-            "quizzes are written in MyST markdown, which the page shows rendered and this notebook as text.")
+            f"[![Open in Colab]({COLAB_BADGE})]({book.colab(docname)})\n\n{origin} {run_first}")
         notebook.cells[:0] = [header, nbformat.v4.new_code_cell("")]
         install_index = 1
     elif source.suffix == ".ipynb":
@@ -429,7 +443,11 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
         raise ValueError(f"source must be a MyST markdown notebook (.md) or a notebook (.ipynb), got {source}")
 
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    files = page_files(code, source.parent, root) if root is not None else {}
+    folder = source.parent
+    if root is not None and book.edition and folder.resolve().is_relative_to((root / book.edition).resolve()):
+        # the Chinese page runs the English page's code, in the English page's folder (its quiz file, ...)
+        folder = root / folder.resolve().relative_to((root / book.edition).resolve())
+    files = page_files(code, folder, root) if root is not None else {}
     notebook.cells[install_index].source = install_cell_source(
         page_requirements(code, book), {path: book.repository.raw(file, book.ref) for path, file in files.items()})
     notebook.cells[install_index].metadata = {}

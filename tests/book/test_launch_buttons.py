@@ -12,6 +12,7 @@ its 50-minute-path table holds every chapter's path, and its resources table eve
 from __future__ import annotations
 
 import html as html_lib
+import json
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -106,11 +107,19 @@ def test_every_chapter_and_lab_page_has_jupyterhub_and_binder_buttons_from_confi
         if hubs != [hub] or binders != [binder]:
             problems[file] = (hubs, binders)
         colab = [link for link in links if link.startswith(CONFIG["launch_buttons"]["colab_url"] + "/github/")]
-        if edition == "en" or file.endswith(".ipynb"):  # Colab opens notebooks: every English page, the Chinese labs
-            if not colab:
-                problems[file] = "no Colab button"
-        elif colab:
-            problems[file] = f"a Colab button on a Chinese chapter: {colab}"
+        # Colab opens the page's generated notebook, written into the edition's site (_notebooks/, zh/_notebooks/):
+        # every chapter and lab of both editions; a Chinese notebook's words are Chinese
+        docname = Path(file).with_suffix("").as_posix()
+        site = built_html / EDITIONS[edition][0]
+        notebook = site / "_notebooks" / f"{docname}.ipynb"
+        folder = f"{EDITIONS[edition][0].strip('/')}/_notebooks" if EDITIONS[edition][0].strip("/") else "_notebooks"
+        if not colab or not all(link.endswith(f"/blob/gh-pages/{folder}/{docname}.ipynb") for link in colab):
+            problems[file] = f"Colab button {colab}"
+        elif not notebook.is_file():
+            problems[file] = f"no generated notebook {notebook}"
+        elif edition == "zh" and "本笔记本即" not in json.loads(notebook.read_text(encoding="utf-8"))["cells"][0][
+                "source"]:
+            problems[file] = "the Chinese notebook's first cell is not Chinese"
     assert not problems, problems
 
 
