@@ -1,5 +1,8 @@
 """Figures and tables of chapter 6.6 (long context in practice). Nothing here trains.
 
+One module for the section's two experiments (:mod:`helpers.experiments.rope_extrapolation` and
+:mod:`helpers.experiments.attention_sinks`) and its rolling-cache figure, which has no experiment module.
+
 - :func:`angle_coverage_figure`: RoPE's rotation angle of every pair at every distance, and the
   angles training never swept, with a menu over the scaling rules
   (:func:`helpers.experiments.rope_extrapolation.angle_coverage`).
@@ -75,8 +78,8 @@ def angle_coverage_figure(coverages: Mapping[str, AngleCoverage]) -> go.Figure:
         height=420, xaxis_title="distance d between query and key (tokens)", yaxis_title="rotated pair",
         updatemenus=[dict(type="dropdown", direction="up", active=0, x=0.0, xanchor="left", y=0.0, yanchor="top",
                           pad=dict(t=56), buttons=[frame_step(m, METHOD_NAMES.get(m, m)) for m in methods])],
-        margin=dict(b=110))
-    return legend_below(fig)
+        margin=dict(b=110), showlegend=False)  # the title explains the crosses; the menu sits below the plot
+    return fig
 
 
 def _band(fig: go.Figure, x: np.ndarray, values: np.ndarray, name: str, color: str, group: str,
