@@ -125,7 +125,7 @@ def scaling_figure(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], train_l
 
 
 def scaling_table(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], spans: Sequence[tuple[int, int]]) -> str:
-    """Accuracy over spans of positions per rule and fine-tune: mean [min, max] over seeds, as Markdown."""
+    """Accuracy over spans of positions per rule and fine-tune, as mean [min, max] over seeds, in Markdown."""
     head = "| rule | fine-tuning steps | " + " | ".join(f"positions {a}–{b - 1}" for a, b in spans) + " |"
     rows = [head, "|---|---|" + "---|" * len(spans)]
     for (method, steps), group in runs.items():
@@ -198,7 +198,7 @@ def sink_figure(runs: Sequence[SinkRun], kinds: Sequence[str], train_length: int
 
 
 def sink_table(runs: Sequence[SinkRun], kinds: Sequence[str]) -> str:
-    """Loss and copy accuracy once the cache is full, per kind: mean [min, max] over seeds, as Markdown."""
+    """Loss and copy accuracy once the cache is full, per kind, as mean [min, max] over seeds, in Markdown."""
     rows = ["| cache | loss once the cache is full | accuracy on the copies |", "|---|---|---|"]
     for kind in kinds:
         loss = [r.mean_loss[kind] for r in runs]
