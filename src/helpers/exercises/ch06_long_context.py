@@ -55,7 +55,7 @@ SINK_CACHES = "ch06_long_context.sink_caches"
 """The key under which exercise 8's prediction is recorded — ``lc.predict(lc.SINK_CACHES, [...])``."""
 
 CACHE_CHOICES = ("full", "window", "sinks")
-"""The caches of exercise 8: the full cache, the window only, the window with 4 sinks (``"sinks=4"``)."""
+"""The caches of exercise 8 — the full cache, the window only, the window with 4 sinks (``"sinks=4"``)."""
 
 WORKING_DROP = 0.1
 """A cache "keeps the model working" past the window when its accuracy on the predictable tokens, once
@@ -63,8 +63,10 @@ the cache is full, is at most this much below the model's accuracy inside its tr
 
 MISTRAL_7B = dict(num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128, window=4096, seq_len=32768,
                   bytes_per_value=2)
-"""Mistral 7B's shape (Jiang et al., 2023, section 2, Table 1: 32 layers, 32 query heads, 8 key/value heads,
-head dimension 128, sliding window 4096), at 32k tokens in 16-bit values."""
+"""Mistral 7B's shape at 32k tokens in 16-bit values.
+
+Jiang et al. (2023), "Mistral 7B", section 2 and Table 1 — 32 layers, 32 query heads, 8 key/value heads, head
+dimension 128, a sliding window of 4096 tokens."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,11 +244,11 @@ def check_sink_prediction(runs: list[Any], config: Any, *, language: str | None 
     prediction recorded after the result was shown is refused as such. ``runs`` is what
     ``helpers.experiments.attention_sinks.sink_runs(config, seeds=...)`` returned: one of them, drawn
     afresh, is trained and decoded again with ``config`` (once per setting and seed in a session) and must
-    come out the same (runs that training did not produce are refused). A cache keeps the model working when its accuracy on the predictable
-    tokens, once the cache is full, is at most :data:`WORKING_DROP` below the full cache's accuracy
-    inside the training length, in the re-run. The settings must decode past the training length
-    (``decode_factor >= 2``) with a cache smaller than it, and the model must have learned the task
-    inside its length (accuracy at least 0.8).
+    come out the same (runs that training did not produce are refused). A cache keeps the model working
+    when its accuracy on the predictable tokens, once the cache is full, is at most :data:`WORKING_DROP`
+    below the full cache's accuracy inside the training length, in the re-run. The settings must decode
+    past the training length (``decode_factor >= 2``) with a cache smaller than it, and the model must
+    have learned the task inside its length (accuracy at least 0.8).
 
     Args:
         runs: The :class:`~helpers.experiments.attention_sinks.SinkRun` list.
