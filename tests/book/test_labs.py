@@ -20,7 +20,7 @@ LABS = {  # lab -> number of exercises (each has a stub cell and a folded soluti
     "03-scaling-lab.ipynb": 7,  # six exercises and the extra prediction of the entropy
     "04-multihead-lab.ipynb": 6,
     "05-variants-lab.ipynb": 6,
-    "06-memory-position-lab.ipynb": 6,
+    "06-memory-position-lab.ipynb": 9,
     "06-training-lab.ipynb": 5,
 }
 LAB_SECONDS = 120  # the design's budget of one notebook: reported with each lab's time, not enforced
