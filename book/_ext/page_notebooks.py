@@ -409,15 +409,15 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
     """
     pages = dict(pages or {})
     pages.setdefault(docname, (page_title, page_url))
-    where = f"`{book.repository.owner}/{book.repository.name}` at `{book.ref}`"
+    repository = f"`{book.repository.owner}/{book.repository.name}`"
     if book.edition == "zh":
-        origin = (f"本笔记本即《{book.title}》的页面[{page_title}]({page_url})，由 {where} 生成，"
-                  "供 Jupyter 和 Colab 使用。")
+        origin = (f"本笔记本即《{book.title}》的页面[{page_title}]({page_url})，由 {repository} 的 `{book.ref}` 版本"
+                  "生成，供 Jupyter 和 Colab 使用。")
         run_first = ("请先运行下一个单元格：它会在缺少时安装本书的辅助包。本书的交叉引用、图和测验用 MyST markdown "
                      "写成，网页上显示渲染后的样子，本笔记本里则是文本。代码与英文版相同。")
     else:
         origin = (f"This notebook is the page [{page_title}]({page_url}) of *{book.title}*, generated for Jupyter "
-                  f"and Colab from {where}.")
+                  f"and Colab from {repository} at `{book.ref}`.")
         run_first = ("Run the next cell first: it installs the book's helper package where it is missing. The "
                      "book's cross-references, figures and quizzes are written in MyST markdown, which the page "
                      "shows rendered and this notebook as text.")
@@ -450,6 +450,8 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
     files = page_files(code, folder, root) if root is not None else {}
     notebook.cells[install_index].source = install_cell_source(
         page_requirements(code, book), {path: book.repository.raw(file, book.ref) for path, file in files.items()})
+    if book.edition == "zh":  # the checkers speak Chinese (helpers.exercises.messages), wherever the notebook runs
+        notebook.cells[install_index].source += '\n\nimport os\nos.environ.setdefault("HELPERS_LANGUAGE", "zh")\n'
     notebook.cells[install_index].metadata = {}
     for index, cell in enumerate(notebook.cells):
         # A chapter's cells are generated (ids included, else random); a lab's are left as they are

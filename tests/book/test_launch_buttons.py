@@ -117,9 +117,13 @@ def test_every_chapter_and_lab_page_has_jupyterhub_and_binder_buttons_from_confi
             problems[file] = f"Colab button {colab}"
         elif not notebook.is_file():
             problems[file] = f"no generated notebook {notebook}"
-        elif edition == "zh" and "本笔记本即" not in json.loads(notebook.read_text(encoding="utf-8"))["cells"][0][
-                "source"]:
-            problems[file] = "the Chinese notebook's first cell is not Chinese"
+        elif edition == "zh":
+            cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+            install = next(cell for cell in cells if cell["cell_type"] == "code")
+            if "本笔记本即" not in "".join(cells[0]["source"]):
+                problems[file] = "the Chinese notebook's first cell is not Chinese"
+            elif 'os.environ.setdefault("HELPERS_LANGUAGE", "zh")' not in "".join(install["source"]):
+                problems[file] = "the Chinese notebook's checkers would speak English on Colab"
     assert not problems, problems
 
 
