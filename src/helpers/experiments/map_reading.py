@@ -30,7 +30,8 @@ from ..models import TinyConfig, TinyEncoder
 from ..train import set_seed, train
 
 __all__ = ["SENTENCES", "random_like", "sentence_pooling", "special_token_shares", "TRIGGERS", "trigger_batches",
-           "ClsClassifier", "TriggerRun", "train_trigger_classifier", "attributions", "attribution_agreement", "mean_over"]
+           "ClsClassifier", "TriggerRun", "train_trigger_classifier", "attributions", "attribution_agreement",
+           "mean_over"]
 
 SENTENCES = (
     "The animal didn't cross the street because it was too tired.",
