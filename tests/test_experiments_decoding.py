@@ -139,3 +139,49 @@ def test_gqa_quality_runs_shape_and_pooling_then_uptraining() -> None:
     assert acc["MHA → MQA uptrained"] > acc["MHA → MQA pooled"]
     assert "MHA → MQA pooled" in fig.quality_table(runs)
     assert math.isclose(dec.mean_spread([1.0, 2.0, 3.0])[0], 2.0)
+
+
+def test_convert_kv_heads_first_keeps_the_groups_first_head_and_random_keeps_nothing() -> None:
+    model = _random_mha()
+    w = model.stack.blocks[0].self_attn.k_proj.weight.view(4, 4, 16)  # (H, E, D)
+    first = dec.convert_kv_heads(model, 2, "first")
+    torch.testing.assert_close(first.stack.blocks[0].self_attn.k_proj.weight, w[[0, 2]].reshape(8, 16))
+    bias = model.stack.blocks[0].self_attn.v_proj.bias.view(4, 4)
+    torch.testing.assert_close(first.stack.blocks[0].self_attn.v_proj.bias, bias[[0, 2]].reshape(8))
+    random = dec.convert_kv_heads(model, 2, "random", seed=3)
+    torch.manual_seed(3)
+    fresh = TinyGPT(random.config)
+    new_k = random.stack.blocks[0].self_attn.k_proj.weight
+    torch.testing.assert_close(new_k, fresh.stack.blocks[0].self_attn.k_proj.weight)  # the seeded fresh init
+    same_q = random.stack.blocks[0].self_attn.q_proj.weight
+    torch.testing.assert_close(same_q, model.stack.blocks[0].self_attn.q_proj.weight)  # the rest is copied
+    torch.testing.assert_close(dec.convert_kv_heads(model, 2, "mean").stack.blocks[0].self_attn.k_proj.weight,
+                               dec.mean_pool_kv_heads(model, 2).stack.blocks[0].self_attn.k_proj.weight)
+    with pytest.raises(ValueError, match="how"):
+        dec.convert_kv_heads(model, 2, "median")
+
+
+def test_recent_shapes_are_gqa8_with_128_kib_per_token_and_the_window_caps_the_cache() -> None:
+    llama3, mistral = dec.RECENT_SHAPES.values()
+    for s in (llama3, mistral):
+        assert (s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim) == (32, 32, 8, 128)
+        assert kv_cache_bytes(s.num_layers, s.num_kv_heads, s.head_dim, 1, 1, torch.bfloat16) == 128 * 1024
+    assert llama3.sliding_window is None and llama3.cache_tokens(32768) == 32768
+    assert mistral.cache_tokens(1000) == 1000 and mistral.cache_tokens(32768) == 4096
+    # Llama-3-8B: 8.03 B parameters with the untied 128256 x 4096 input embedding
+    assert abs((llama3.params + llama3.vocab_size * llama3.embed_dim) / 1e9 - 8.03) < 0.01
+    table = fig.shape_table(dec.RECENT_SHAPES, context=32768)
+    assert "| 4.0 GiB |" in table and "| 0.5 GiB |" in table
+    assert fig.shape_table(dec.MODEL_SHAPES).count("GiB") == 0
+
+
+def test_prefill_cost_closed_form_and_intensity_grows_with_the_prompt() -> None:
+    s = dec.MODEL_SHAPES["7B, MHA (Llama-2-7B-like)"]
+    c = dec.prefill_cost(s, 10, batch=2)
+    flops = 2.0 * s.params * 10 * 2 + 4.0 * 32 * 32 * 128 * (10 * 11 / 2) * 2
+    bytes_ = s.params * 2 + 2.0 * 32 * 32 * 128 * 10 * 2 * 2
+    assert math.isclose(c["flops"], flops) and math.isclose(c["bytes"], bytes_)
+    assert math.isclose(c["intensity"], flops / bytes_)
+    assert dec.prefill_cost(s, 1)["intensity"] < 2 < 500 < dec.prefill_cost(s, 512)["intensity"]
+    with pytest.raises(ValueError, match="prompt_len"):
+        dec.prefill_cost(s, 0)

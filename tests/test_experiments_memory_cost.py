@@ -45,3 +45,38 @@ def test_precision_memory_halves_inputs_and_keeps_softmax_in_float32() -> None:
     assert result["qkv_bytes_bfloat16"] * 2 == result["qkv_bytes_float32"]
     assert result["weights_itemsize_bfloat16"] == 4
     assert 0 < result["max_error_bfloat16"] < 0.05
+
+
+def test_growth_exponent_recovers_powers_and_rejects_bad_input() -> None:
+    import pytest
+    n = [100.0, 200.0, 400.0, 800.0]
+    assert abs(mem.growth_exponent(n, [3 * x for x in n]) - 1) < 1e-12
+    assert abs(mem.growth_exponent(n, [x * x + 5 * x for x in n]) - 1.98) < 0.03  # closed form of the fit, near 2
+    with pytest.raises(ValueError, match="lengths"):
+        mem.growth_exponent([1.0], [1.0])
+
+
+def test_training_memory_recomputing_is_linear_the_others_quadratic() -> None:
+    result = mem.training_memory((256, 512, 1024), head_dim=16, num_heads=2, block_size=64)
+    assert result["score_matrix_bytes"] == [2 * n * n * 4.0 for n in (256, 512, 1024)]
+    assert 1.9 < mem.growth_exponent(result["n"], result["materialised_bytes"]) < 2.1
+    assert mem.growth_exponent(result["n"], result["online_bytes"]) > 1.6
+    assert 0.9 < mem.growth_exponent(result["n"], result["recomputing_bytes"]) < 1.1
+    assert result["recomputing_bytes"][-1] < result["online_bytes"][-1] / 4
+    assert isinstance(fig.training_memory_figure(result), go.Figure)
+
+
+def test_recomputing_gradients_equal_dense_ones() -> None:
+    import torch
+    result = mem.recomputing_gradients(n=40, head_dim=8, num_heads=4, num_kv_heads=2, block_size=16)
+    assert result["dense"][2].shape == (1, 2, 40, 8)  # dK has the key/value heads' shape
+    for ours, dense in zip(result["recomputing"], result["dense"]):
+        torch.testing.assert_close(ours, dense, rtol=1e-10, atol=1e-12)
+
+
+def test_softmax_precision_breaks_at_the_logits_and_the_sum_not_the_exponentials() -> None:
+    result = mem.softmax_precision(n=600, head_dim=64)
+    assert result["max_exp"] == 1.0 and result["score_range"] > 500
+    assert result["logit_true"] == 40 * 40 * 64 > 65504
+    assert result["float16_logit_inf"] == 1.0 and result["float16_output_nan"] == 1.0
+    assert result["bfloat16_sum"] == 256.0 and result["float32_sum"] == 600.0

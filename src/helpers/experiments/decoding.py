@@ -42,9 +42,13 @@ __all__ = [
     "MODEL_SHAPES",
     "cache_size_table",
     "decode_cost",
+    "RECENT_SHAPES",
+    "prefill_cost",
     "grouped_decode_attention",
     "kv_head_times",
     "mean_pool_kv_heads",
+    "CONVERSIONS",
+    "convert_kv_heads",
     "QualityRun",
     "gqa_quality_runs",
 ]
@@ -169,6 +173,8 @@ class ModelShape:
     """The sizes of a decoder that set its KV cache and its cost per generated token.
 
     ``ffn_matrices`` is 3 for a gated (SwiGLU) feed-forward network, 2 for a plain one.
+    ``sliding_window`` is the number of most recent tokens each layer attends to (``None``: all);
+    a rolling cache then never holds more than that many (:meth:`cache_tokens`).
     """
 
     name: str
@@ -180,6 +186,11 @@ class ModelShape:
     ffn_dim: int
     ffn_matrices: int
     vocab_size: int
+    sliding_window: int | None = None
+
+    def cache_tokens(self, length: int) -> int:
+        """Tokens a (rolling) KV cache holds after ``length`` tokens, ``min(length, sliding_window)``."""
+        return length if self.sliding_window is None else min(length, self.sliding_window)
 
     @property
     def params_per_layer(self) -> int:
@@ -202,6 +213,15 @@ MODEL_SHAPES = {
 }
 """Three published shapes, 32 heads of 128 in 32 layers; 64 query and 8 key/value heads of 128 in
 80 layers; 71 query heads of 64 sharing one key/value head in 32 layers."""
+
+RECENT_SHAPES = {
+    "8B, GQA-8 (Llama-3-8B-like)": ModelShape("8B, GQA-8 (Llama-3-8B-like)", 32, 4096, 32, 8, 128, 14336, 3, 128256),
+    "7B, GQA-8, window 4096 (Mistral-7B-like)": ModelShape("7B, GQA-8, window 4096 (Mistral-7B-like)", 32, 4096,
+                                                           32, 8, 128, 14336, 3, 32000, sliding_window=4096),
+}
+"""Two shapes students use, from their published configurations (32 layers, 32 query heads sharing
+8 key/value heads of 128, SwiGLU width 14336): Llama-3-8B (vocabulary 128256) and Mistral-7B v0.1
+(vocabulary 32000, every layer a sliding window of 4096 tokens)."""
 
 
 def cache_size_table(
@@ -246,6 +266,35 @@ def decode_cost(shape: ModelShape, seq_len: int, batch: int, bytes_per_element: 
         "intensity": (weight_flops + attention_flops) / (weight_bytes + cache_bytes),
         "attention_intensity": attention_flops / cache_bytes,
     }
+
+
+def prefill_cost(shape: ModelShape, prompt_len: int, batch: int = 1, bytes_per_element: int = 2
+                 ) -> dict[str, float]:
+    """FLOPs and bytes of processing a prompt of ``prompt_len`` tokens in one pass (the prefill).
+
+    The weights are read once and multiplied by every prompt token (2 FLOPs per weight and
+    token); causal attention does ``4 * layers * H * E`` FLOPs per (query, earlier key) pair,
+    ``prompt_len * (prompt_len + 1) / 2`` pairs per sequence; the cache of the prompt is written
+    once. The counting of :func:`decode_cost`, applied to ``prompt_len`` tokens at once.
+
+    Args:
+        shape: The model's sizes.
+        prompt_len: Tokens of the prompt.
+        batch: Sequences processed together.
+        bytes_per_element: 2 for bfloat16/float16 weights and cache.
+
+    Returns:
+        ``{"flops", "bytes", "intensity"}``: intensity is FLOPs per byte moved.
+    """
+    if not isinstance(prompt_len, int) or prompt_len < 1:
+        raise ValueError(f"prompt_len must be a positive int, got {prompt_len!r}")
+    weight_flops = 2.0 * shape.params * prompt_len * batch
+    pairs = shape.cache_tokens(prompt_len) * prompt_len if shape.sliding_window else prompt_len * (prompt_len + 1) / 2
+    attention_flops = 4.0 * shape.num_layers * shape.num_heads * shape.head_dim * pairs * batch
+    weight_bytes = float(shape.params * bytes_per_element)
+    cache_bytes = 2.0 * shape.num_layers * shape.num_kv_heads * shape.head_dim * prompt_len * batch * bytes_per_element
+    flops = weight_flops + attention_flops
+    return {"flops": flops, "bytes": weight_bytes + cache_bytes, "intensity": flops / (weight_bytes + cache_bytes)}
 
 
 def grouped_decode_attention(query: Tensor, key: Tensor, value: Tensor, *, scale: float | None = None) -> Tensor:
@@ -310,28 +359,66 @@ def kv_head_times(
     return out
 
 
-def mean_pool_kv_heads(model: TinyGPT, num_kv_heads: int) -> TinyGPT:
-    """A copy of ``model`` with ``num_kv_heads`` key/value heads, each the mean of the heads it replaces.
+CONVERSIONS = ("mean", "first", "random")
+"""How :func:`convert_kv_heads` may build each shared key/value head (the mean of its group's heads,
+Ainslie et al.'s choice; the group's first head; or a fresh random initialisation, the control)."""
 
-    Ainslie et al. (2023), section 2.1: the key and value projection matrices of the heads in a
-    group are mean-pooled into one; everything else is copied. Query head ``h`` then uses pooled
-    head ``h // (H / num_kv_heads)``, the group its own key/value head belonged to.
+
+def convert_kv_heads(model: TinyGPT, num_kv_heads: int, how: str = "mean", *, seed: int = 0) -> TinyGPT:
+    """A copy of an MHA ``model`` with ``num_kv_heads`` key/value heads, built from its own heads or not at all.
+
+    Ainslie et al. (2023), section 2.1 and Figure 4: the key and value projections of the heads in
+    a group become one head, by their mean (``"mean"``), by keeping the group's first head
+    (``"first"``), or not from the checkpoint at all (``"random"``: the fresh initialisation of
+    :class:`~helpers.models.TinyGPT`, seeded). Everything else is copied. Query head ``h`` then
+    uses shared head ``h // (H / num_kv_heads)``, the group its own key/value head belonged to.
+
+    Args:
+        model: A multi-head model (``num_kv_heads`` equal to ``num_heads``).
+        num_kv_heads: Key/value heads of the copy; must divide the model's ``num_heads``.
+        how: One of :data:`CONVERSIONS`.
+        seed: Seed of the fresh initialisation when ``how == "random"``.
+
+    Returns:
+        The converted model (a new :class:`~helpers.models.TinyGPT`).
     """
+    if how not in CONVERSIONS:
+        raise ValueError(f"how must be one of {CONVERSIONS}, got {how!r}")
     old = model.config
     heads = old.num_heads
-    if heads % num_kv_heads or (old.num_kv_heads or heads) != heads:
+    if not isinstance(num_kv_heads, int) or num_kv_heads < 1 or heads % num_kv_heads \
+            or (old.num_kv_heads or heads) != heads:
         raise ValueError(f"model must be MHA with num_heads ({heads}) a multiple of num_kv_heads ({num_kv_heads})")
     config = TinyConfig(**{**vars(old), "num_kv_heads": num_kv_heads})
-    pooled = TinyGPT(config)
+    torch.manual_seed(seed)
+    converted = TinyGPT(config)
+    fresh = converted.state_dict()
     head_dim = old.embed_dim // heads
     state = {}
     for name, tensor in model.state_dict().items():
         if ".self_attn.k_proj." in name or ".self_attn.v_proj." in name:
             grouped = tensor.reshape(num_kv_heads, heads // num_kv_heads, head_dim, *tensor.shape[1:])
-            tensor = grouped.mean(dim=1).reshape(num_kv_heads * head_dim, *tensor.shape[1:])  # (H_kv*E, D) or (H_kv*E,)
+            if how == "mean":
+                tensor = grouped.mean(dim=1)  # (H_kv, E, D) or (H_kv, E)
+            elif how == "first":
+                tensor = grouped[:, 0]  # (H_kv, E, D) or (H_kv, E)
+            else:
+                tensor = fresh[name]  # (H_kv*E, D) or (H_kv*E,)
+            tensor = tensor.reshape(num_kv_heads * head_dim, *tensor.shape[2 if how != "random" else 1:])
         state[name] = tensor
-    pooled.load_state_dict(state)
-    return pooled
+    converted.load_state_dict(state)
+    return converted
+
+
+def mean_pool_kv_heads(model: TinyGPT, num_kv_heads: int) -> TinyGPT:
+    """A copy of ``model`` with ``num_kv_heads`` key/value heads, each the mean of the heads it replaces.
+
+    Ainslie et al. (2023), section 2.1: the key and value projection matrices of the heads in a
+    group are mean-pooled into one; everything else is copied. Query head ``h`` then uses pooled
+    head ``h // (H / num_kv_heads)``, the group its own key/value head belonged to. The same as
+    ``convert_kv_heads(model, num_kv_heads, "mean")``.
+    """
+    return convert_kv_heads(model, num_kv_heads, "mean")
 
 
 @dataclass
@@ -348,20 +435,24 @@ def gqa_quality_runs(
     seeds: Sequence[int] = (0, 1, 2), *, kv_heads: Sequence[int] = (4, 2, 1), num_heads: int = 4,
     seq_len: int = 16, vocab_size: int = 8, lags: tuple[int, ...] = (3,), embed_dim: int = 32,
     steps: int = 200, uptrain_steps: int = 10, batch: int = 32, lr: float = 3e-3, num_test: int = 512,
+    conversions: Sequence[str] = ("mean",),
 ) -> dict[str, list[QualityRun]]:
     """Tiny GPTs with 4, 2 and 1 key/value heads trained on the same task, and MHA models converted.
 
-    The task (:func:`helpers.experiments.position.recurrence_sequences`): ``x_t = x_{t-3}`` after
-    three random tokens (8 symbols); the accuracy is that of the next-token prediction
-    on the predictable positions of held-out sequences. Every model has ``num_heads`` query heads
-    and sees the same batches. The trained MHA model is also converted to each smaller number of
-    key/value heads by :func:`mean_pool_kv_heads`, evaluated as it is ("pooled") and after
-    ``uptrain_steps`` more steps on fresh batches ("uptrained"; 10 of 200 steps is the 5 % of
-    Ainslie et al.'s recipe).
+    The task (:func:`helpers.experiments.position.recurrence_sequences`): by default
+    ``x_t = x_{t-3}`` after three random tokens (8 symbols); ``lags=(1, 2, 5)`` asks for
+    ``x_t = (x_{t-1} + x_{t-2} + x_{t-5}) mod V``, three tokens to find and combine. The accuracy is that
+    of the next-token prediction on the predictable positions of held-out sequences. Every model
+    has ``num_heads`` query heads and sees the same batches. The trained MHA model is also
+    converted to each smaller number of key/value heads by :func:`convert_kv_heads` (one entry of
+    ``conversions`` at a time), evaluated as it is ("converted") and after ``uptrain_steps`` more
+    steps on fresh batches ("uptrained"; 10 of 200 steps is the 5 % of Ainslie et al.'s recipe).
 
     Returns:
         ``{variant: [QualityRun per seed]}`` with variants ``"MHA"``, ``"GQA-2"``, ``"MQA"`` (trained
-        from scratch) and ``"MHA → GQA-2 pooled"``, ``"MHA → GQA-2 uptrained"``, and the same for MQA.
+        from scratch) and, for each conversion ``how`` and each smaller head count,
+        ``"MHA → GQA-2 {how}"`` and ``"MHA → GQA-2 {how} uptrained"`` (the same for MQA); with
+        ``how = "mean"`` the first is called ``"MHA → GQA-2 pooled"``.
     """
     from helpers.experiments.position import recurrence_sequences
 
@@ -401,15 +492,18 @@ def gqa_quality_runs(
                 trained[h_kv] = model
                 runs.setdefault(name(h_kv), []).append(
                     QualityRun(name(h_kv), seed, accuracy(model), time.process_time() - start))
-            for h_kv in kv_heads:
-                if h_kv == num_heads:
-                    continue
-                start = time.process_time()
-                pooled = mean_pool_kv_heads(trained[num_heads], h_kv)
-                label = f"MHA → {name(h_kv)}"
-                runs.setdefault(f"{label} pooled", []).append(
-                    QualityRun(f"{label} pooled", seed, accuracy(pooled), time.process_time() - start))
-                fit(pooled, seed, uptrain_steps, steps)  # the batches after the ones MHA saw
-                runs.setdefault(f"{label} uptrained", []).append(
-                    QualityRun(f"{label} uptrained", seed, accuracy(pooled), time.process_time() - start))
+            for how in conversions:
+                for h_kv in kv_heads:
+                    if h_kv == num_heads:
+                        continue
+                    start = time.process_time()
+                    converted = convert_kv_heads(trained[num_heads], h_kv, how, seed=seed + 1)
+                    label = f"MHA → {name(h_kv)} {how}"
+                    before = f"MHA → {name(h_kv)} pooled" if how == "mean" else label
+                    runs.setdefault(before, []).append(
+                        QualityRun(before, seed, accuracy(converted), time.process_time() - start))
+                    fit(converted, seed, uptrain_steps, steps)  # the batches after the ones MHA saw
+                    after = f"MHA → {name(h_kv)} uptrained" if how == "mean" else f"{label} uptrained"
+                    runs.setdefault(after, []).append(
+                        QualityRun(after, seed, accuracy(converted), time.process_time() - start))
     return runs

