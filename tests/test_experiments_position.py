@@ -102,3 +102,37 @@ def test_extrapolation_batch_is_the_recurrence_shifted_by_one_with_the_random_st
     inputs, targets = pos.extrapolation_batch(4, 12, 8, seed=5, lags=(1, 3))
     assert torch.equal(inputs, x[:, :-1])
     assert bool((targets[:, :2] == -100).all()) and torch.equal(targets[:, 2:], x[:, 3:])
+
+
+def test_windowed_predictions_see_only_the_last_window_of_tokens() -> None:
+    torch.manual_seed(0)
+    model = TinyGPT(TinyConfig(vocab_size=8, embed_dim=16, num_heads=2, num_layers=2, positional="rope")).eval()
+    inputs = torch.randint(0, 8, (3, 12))
+    with torch.no_grad():
+        full = model(inputs).output.argmax(-1)  # (B, T)
+        # a window as long as the sequence is the ordinary forward pass
+        assert torch.equal(pos.windowed_predictions(model, inputs, 12), full)
+        windowed = pos.windowed_predictions(model, inputs, 5)
+        assert torch.equal(windowed[:, :5], full[:, :5])  # the first positions see their whole prefix
+        for t in range(5, 12):  # brute force: run the window ending at t on its own
+            alone = model(inputs[:, t - 4:t + 1]).output[:, -1].argmax(-1)
+            assert torch.equal(windowed[:, t], alone)
+        # changing a token outside every later window changes nothing there
+        changed = inputs.clone()
+        changed[:, 0] = (changed[:, 0] + 1) % 8
+        assert torch.equal(pos.windowed_predictions(model, changed, 5)[:, 5:], windowed[:, 5:])
+    try:
+        pos.windowed_predictions(model, inputs, 0)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("window=0 accepted")
+
+
+def test_extrapolation_runs_evaluate_the_windowed_encodings_only() -> None:
+    runs = pos.extrapolation_runs(("none", "rope"), (0,), train_len=8, test_len=16, steps=2, num_test=4,
+                                  windowed=("rope",))
+    assert runs["none"][0].windowed_per_position is None
+    rope = runs["rope"][0]
+    assert len(rope.windowed_per_position) == len(rope.per_position) == 15
+    assert rope.windowed_per_position[:7] == rope.per_position[:7]  # positions inside the window: the same

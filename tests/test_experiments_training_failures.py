@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from helpers.experiments import training_failures as tf
@@ -55,3 +56,35 @@ def test_figures_build_from_results():
     assert len(fig.layer_norms_figure([[1.0, 2.0]], [[1.0, 1.0]]).data) == 2
     mon = tf.train_monitored("m", lr=1e-2, steps=3)
     assert len(fig.entropy_figure({"m": [mon]}, low=0.05, high=0.95).data) == 1
+
+
+def test_spiked_loss_multiplies_every_nth_call():
+    base = lambda logits, targets: logits.sum()  # noqa: E731
+    spiked = tf.spiked_loss(base, every=3, scale=10.0)
+    values = [float(spiked(torch.ones(2), None)) for _ in range(7)]
+    assert values == [20.0, 2.0, 2.0, 20.0, 2.0, 2.0, 20.0]
+    for kwargs in (dict(every=0, scale=2.0), dict(every=2, scale=0.0)):
+        try:
+            tf.spiked_loss(base, **kwargs)
+        except ValueError:
+            continue
+        raise AssertionError(f"no ValueError for {kwargs}")
+
+
+def test_spiked_run_records_the_unspiked_loss_and_the_spiked_gradient():
+    plain = tf.train_lag_model(norm_first=True, lr=1e-3, steps=4, num_layers=1, embed_dim=16)
+    spiked = tf.train_lag_model(norm_first=True, lr=1e-3, steps=4, num_layers=1, embed_dim=16,
+                                spike_every=2, spike_scale=100.0)
+    assert spiked.loss[0] == pytest.approx(plain.loss[0], rel=1e-5)  # same model and batch at step 0
+    assert spiked.grad_norm[0] == pytest.approx(100 * plain.grad_norm[0], rel=1e-4)
+
+
+def test_sigma_reparam_monitor_lm_trains_and_starts_as_the_plain_model():
+    torch.manual_seed(0)
+    plain = tf.MonitorLM()
+    torch.manual_seed(0)
+    reparam = tf.MonitorLM(sigma_reparam=True)
+    tokens, _ = tf.lag_batches(0)(0)
+    torch.testing.assert_close(reparam(tokens)[0], plain(tokens)[0], rtol=1e-4, atol=1e-5)
+    run = tf.train_monitored("s", lr=1e-2, steps=60, sigma_reparam=True)
+    assert run.final_loss < 0.5

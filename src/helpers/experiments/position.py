@@ -40,6 +40,7 @@ __all__ = [
     "extrapolation_batch",
     "extrapolation_model",
     "extrapolation_runs",
+    "windowed_predictions",
     "transformer_xl_terms",
     "diagonal_spread",
     "mean_spread",
@@ -210,11 +211,49 @@ class ExtrapolationRun:
     seconds: float = 0.0
     position_table: Tensor | None = None  # learned runs: the (test_len, D) table after training
     initial_position_table: Tensor | None = None  # ... and before it
+    windowed_per_position: list[float] | None = None  # each prediction from the last train_len - 1 tokens only
+
+    def windowed_accuracy(self, start: int, stop: int) -> float:
+        """As :meth:`accuracy`, for the predictions that saw only a training-length window of keys."""
+        if self.windowed_per_position is None:
+            raise ValueError(f"run {self.positional}/{self.seed} has no windowed evaluation (see extrapolation_runs)")
+        return statistics.fmean(self.windowed_per_position[start - 1:stop - 1])
 
     def accuracy(self, start: int, stop: int) -> float:
         """Mean accuracy over predicted positions ``start .. stop - 1`` (target index)."""
         values = self.per_position[start - 1:stop - 1]
         return statistics.fmean(values)
+
+
+@torch.no_grad()
+def windowed_predictions(model: TinyGPT, inputs: Tensor, window: int) -> Tensor:
+    """Next-token predictions where position ``t`` sees only the inputs ``t - window + 1 .. t``.
+
+    Each window is run as its own sequence (positions ``0 .. window - 1``), so the keys farther
+    back than the window are removed. For an encoding that sees only offsets (RoPE, ALiBi, T5,
+    none), this is the same as masking the far keys out of every layer; the queries then meet only
+    offsets below ``window``, as in training on ``window``-token inputs.
+
+    Args:
+        model: A :class:`~helpers.models.TinyGPT`, in eval mode.
+        inputs: Token ids ``(B, T)``.
+        window: Keys per query, at least 1.
+
+    Returns:
+        The predicted ids ``(B, T)``; the first ``window - 1`` positions see their whole prefix.
+    """
+    if not isinstance(window, int) or window < 1:
+        raise ValueError(f"window must be an int >= 1, got {window!r}")
+    batch, length = inputs.shape
+    pred = torch.empty_like(inputs)  # (B, T)
+    head = min(window, length)
+    pred[:, :head] = model(inputs[:, :head]).output.argmax(-1)  # (B, head): whole prefixes
+    if length > window:
+        windows = inputs.unfold(1, window, 1)[:, 1:]  # (B, T - window, window): the window ending at t
+        flat = windows.reshape(-1, window)  # (B * (T - window), window)
+        last = model(flat).output[:, -1].argmax(-1)  # (B * (T - window),)
+        pred[:, window:] = last.view(batch, length - window)
+    return pred
 
 
 def extrapolation_batch(num: int, length: int, vocab_size: int, *, seed: int,
@@ -296,6 +335,7 @@ def extrapolation_runs(
     num_test: int = 256,
     lags: tuple[int, ...] = (3,),
     lr: float = 3e-3,
+    windowed: tuple[str, ...] = (),
 ) -> dict[str, list[ExtrapolationRun]]:
     """Train short, test long: one tiny causal decoder per encoding and seed.
 
@@ -306,6 +346,9 @@ def extrapolation_runs(
     else: whatever an encoding learns about "three back" at length 16 should hold at any length.
     A ``"learned"`` run also keeps its position table before and after training: the inputs have
     ``train_len - 1`` tokens, so rows ``train_len - 1`` and later never receive a gradient.
+    For the encodings in ``windowed``, the runs also hold ``windowed_per_position``: the same
+    test with every prediction made from the last ``train_len - 1`` tokens only
+    (:func:`windowed_predictions`), which removes the keys at offsets never seen in training.
     """
     import time
 
@@ -324,10 +367,13 @@ def extrapolation_runs(
                 model.eval()
                 with torch.no_grad():
                     pred = model(test[:, :-1]).output.argmax(-1)  # (N, T - 1)
+                    windowed_pred = (windowed_predictions(model, test[:, :-1], train_len - 1)
+                                     if positional in windowed else None)  # (N, T - 1)
                 per_position = (pred == test[:, 1:]).float().mean(0).tolist()
                 runs.setdefault(positional, []).append(ExtrapolationRun(
                     positional, seed, train_len, per_position, time.process_time() - start,
-                    table.weight.detach().clone() if table is not None else None, initial))
+                    table.weight.detach().clone() if table is not None else None, initial,
+                    None if windowed_pred is None else (windowed_pred == test[:, 1:]).float().mean(0).tolist()))
     return runs
 
 

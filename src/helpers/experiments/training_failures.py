@@ -31,10 +31,12 @@ from torch import Tensor, nn
 from ..diagnostics import GradientNormTracker, SaturationStats, attention_entropy, saturation_stats
 from ..models import TinyConfig, TinyGPT
 from ..multihead import MultiHeadAttention
+from ..sigma_reparam import apply_sigma_reparam
 from ..train import TrainingHistory, set_seed, train
 
 __all__ = [
-    "VOCAB", "LAG", "lag_batches", "lag_loss", "RunResult", "train_lag_model", "ln_grid", "failure_share",
+    "VOCAB", "LAG", "lag_batches", "lag_loss", "spiked_loss", "RunResult", "train_lag_model", "ln_grid",
+    "failure_share",
     "init_layer_grad_norms", "init_saturation", "MonitorLM", "MonitoredRun", "train_monitored",
     "mean_spread",
 ]
@@ -98,23 +100,78 @@ class RunResult:
         return self.final_loss > 0.9 * CHANCE
 
 
-def train_lag_model(*, norm_first: bool, lr: float, warmup_steps: int = 0, seed: int = 0, steps: int = 80,
-                    num_layers: int = 6, embed_dim: int = 32, num_heads: int = 2,
-                    clip_grad_norm: float | None = None) -> RunResult:
-    """Train a TinyGPT on the lag task with AdamW; stop early if the loss diverges.
+def spiked_loss(loss_fn: Callable[[Tensor, Tensor], Tensor], *, every: int, scale: float
+                ) -> Callable[[Tensor, Tensor], Tensor]:
+    """``loss_fn`` with every ``every``-th call (the 1st, the ``every + 1``-th, ...) multiplied by ``scale``.
+
+    A gradient spike injected by hand: the loss, and so the whole gradient, of one batch in
+    ``every`` is ``scale`` times too large, as a corrupt batch can make it. The training loop
+    calls the loss once per step, so the spikes fall on steps ``0, every, 2 every, ...``.
+
+    Args:
+        loss_fn: The loss, ``(logits, targets) -> scalar``.
+        every: The period of the spikes, in calls (>= 1).
+        scale: The factor of a spiked loss (> 0).
 
     Returns:
-        A :class:`RunResult`.
+        The spiked loss function (it counts its calls).
+
+    Raises:
+        ValueError: If ``every`` < 1 or ``scale`` <= 0.
+    """
+    if not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be an int >= 1, got {every!r}")
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0, got {scale!r}")
+    calls = [0]
+
+    def spiked(logits: Tensor, targets: Tensor) -> Tensor:
+        factor = scale if calls[0] % every == 0 else 1.0
+        calls[0] += 1
+        return factor * loss_fn(logits, targets)
+
+    return spiked
+
+
+def train_lag_model(*, norm_first: bool, lr: float, warmup_steps: int = 0, seed: int = 0, steps: int = 80,
+                    num_layers: int = 6, embed_dim: int = 32, num_heads: int = 2,
+                    clip_grad_norm: float | None = None, spike_every: int | None = None,
+                    spike_scale: float = 1000.0) -> RunResult:
+    """Train a TinyGPT on the lag task with AdamW; stop early if the loss diverges.
+
+    Args:
+        norm_first: Pre-LN (``True``) or Post-LN (``False``) blocks.
+        lr: Peak learning rate.
+        warmup_steps: Linear warm-up length.
+        seed: Seed of the weights and batches.
+        steps: Training steps.
+        num_layers, embed_dim, num_heads: The model's size.
+        clip_grad_norm: Clip the total gradient norm to this value (``None``: no clipping).
+        spike_every: Inject a gradient spike every this many steps (:func:`spiked_loss`); ``None``: none.
+        spike_scale: The factor of a spiked step's loss.
+
+    Returns:
+        A :class:`RunResult`; its ``loss`` is the *unspiked* loss of every step (a spiked step's
+        recorded loss divided by ``spike_scale``).
     """
     set_seed(seed)
     model = TinyGPT(TinyConfig(vocab_size=VOCAB, embed_dim=embed_dim, num_heads=num_heads, num_layers=num_layers,
                                norm_first=norm_first, max_positions=32))
 
+    loss_fn = lag_loss()
+    if spike_every is not None:
+        loss_fn = spiked_loss(loss_fn, every=spike_every, scale=spike_scale)
+
+    def unspiked(step: int, history: TrainingHistory) -> None:
+        if spike_every is not None and step % spike_every == 0:
+            history.loss[-1] /= spike_scale
+
     def diverged(step: int, _model: nn.Module, history: TrainingHistory) -> bool:
+        unspiked(step, history)
         return not math.isfinite(history.loss[-1]) or history.loss[-1] > 2 * CHANCE
 
     history = train(model, lag_batches(seed), steps=steps, lr=lr, warmup_steps=warmup_steps, seed=seed,
-                    loss_fn=lag_loss(), accuracy_fn=None, clip_grad_norm=clip_grad_norm, callback=diverged)
+                    loss_fn=loss_fn, accuracy_fn=None, clip_grad_norm=clip_grad_norm, callback=diverged)
     stopped = len(history.loss) < steps or not math.isfinite(history.loss[-1]) or history.loss[-1] > 2 * CHANCE
     return RunResult(norm_first, lr, warmup_steps, seed, clip_grad_norm, history.loss, history.grad_norm, stopped)
 
@@ -201,10 +258,13 @@ class MonitorLM(nn.Module):
         qk_norm: QK-norm in every attention layer (the fix for entropy collapse).
         scale: the attention's score scale (``None``: ``1/sqrt(E)``); a tiny value reproduces a
             units bug that leaves attention uniform.
+        sigma_reparam: σReparam on every linear layer (Zhai et al.'s fix for entropy collapse,
+            :func:`helpers.sigma_reparam.apply_sigma_reparam`).
     """
 
     def __init__(self, *, num_layers: int = 2, embed_dim: int = 32, num_heads: int = 4, qk_norm: bool = False,
-                 scale: float | None = None, vocab: int = VOCAB, max_positions: int = 32) -> None:
+                 scale: float | None = None, vocab: int = VOCAB, max_positions: int = 32,
+                 sigma_reparam: bool = False) -> None:
         super().__init__()
         self.token_embedding = nn.Embedding(vocab, embed_dim)
         self.position_embedding = nn.Embedding(max_positions, embed_dim)
@@ -216,6 +276,8 @@ class MonitorLM(nn.Module):
                                                 nn.Linear(4 * embed_dim, embed_dim)) for _ in range(num_layers))
         self.final_norm = nn.LayerNorm(embed_dim)
         self.lm_head = nn.Linear(embed_dim, vocab)
+        if sigma_reparam:
+            apply_sigma_reparam(self)
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, list[Tensor]]:
         positions = torch.arange(tokens.size(1), device=tokens.device)
@@ -267,10 +329,10 @@ def _probe_entropy(model: MonitorLM, tokens: Tensor) -> Tensor:
 
 def train_monitored(label: str, *, lr: float, seed: int = 0, steps: int = 120, qk_norm: bool = False,
                     scale: float | None = None, probe_every: int = 10, warmup_steps: int = 0,
-                    **model_kwargs: int) -> MonitoredRun:
+                    sigma_reparam: bool = False, **model_kwargs: int) -> MonitoredRun:
     """Train :class:`MonitorLM` on the lag task and probe each head's entropy on a fixed batch."""
     set_seed(seed)
-    model = MonitorLM(qk_norm=qk_norm, scale=scale, **model_kwargs)
+    model = MonitorLM(qk_norm=qk_norm, scale=scale, sigma_reparam=sigma_reparam, **model_kwargs)
     probe_tokens, _ = lag_batches(seed + 999, batch=32)(0)
     run = MonitoredRun(label, seed, [])
 
