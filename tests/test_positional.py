@@ -97,6 +97,17 @@ def test_t5_buckets_equal_independent_rule(bidirectional: bool, num_buckets: int
     assert int(buckets.min()) >= 0 and int(buckets.max()) == num_buckets - 1
 
 
+@pytest.mark.parametrize("bidirectional,first_in_last", [(True, 91), (False, 113)])
+def test_t5_last_bucket_starts_before_max_distance(bidirectional: bool, first_in_last: int) -> None:
+    """T5's 32 buckets, max_distance 128: the last bucket of past offsets starts at 91 (encoder) or 113
+    (decoder), as the docstring and chapter 6.5 say, and holds everything from there on."""
+    distance = torch.arange(0, 400)
+    buckets = relative_position_bucket(-distance, bidirectional, 32, 128)
+    last = int(buckets.max())
+    assert int(distance[buckets == last].min()) == first_in_last
+    assert bool((buckets[first_in_last:] == last).all()) and int(buckets[first_in_last - 1]) == last - 1
+
+
 @pytest.mark.parametrize("bidirectional", [True, False])
 def test_t5_buckets_equal_transformers_t5attention(bidirectional: bool) -> None:
     modeling_t5 = pytest.importorskip("transformers.models.t5.modeling_t5")

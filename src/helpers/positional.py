@@ -173,7 +173,9 @@ def relative_position_bucket(
     ``max_exact = half // 2``: distances ``n < max_exact`` get a bucket each, larger distances
     share logarithmically wider buckets,
     ``max_exact + floor(log(n / max_exact) / log(max_distance / max_exact) * (half - max_exact))``,
-    capped at ``half - 1`` (everything at ``max_distance`` or beyond shares the last bucket).
+    capped at ``half - 1``: everything at ``max_distance`` or beyond shares the last bucket, and so do
+    some nearer offsets, from where the formula first reaches ``half - 1`` (with T5's 32 buckets and
+    ``max_distance=128``: distance 91 in an encoder, 113 in a decoder; chapter 6.5).
 
     Paper: Raffel et al., 2020, "Exploring the Limits of Transfer Learning with a Unified
     Text-to-Text Transformer" (T5), section 2.1; Shaw et al., 2018 for relative positions.
@@ -184,7 +186,7 @@ def relative_position_bucket(
         bidirectional: whether keys after the query get their own buckets (encoder) or not
             (causal decoder).
         num_buckets: total number of buckets.
-        max_distance: distance from which all offsets share one bucket.
+        max_distance: distance from which all offsets share the last bucket (which may start nearer).
 
     Returns:
         Bucket indices in ``[0, num_buckets)``, dtype ``torch.long``.
@@ -227,7 +229,8 @@ class T5RelativeBias(nn.Module):
         num_heads: number of heads ``H``; each head learns its own bias per bucket.
         bidirectional: ``True`` for an encoder, ``False`` for a causal decoder.
         num_buckets: number of buckets (32 in T5).
-        max_distance: offsets at or past this distance share the last bucket (128 in T5).
+        max_distance: offsets at or past this distance share the last bucket (128 in T5); the last
+            bucket can start nearer (see :func:`relative_position_bucket`).
         device: device of the bias table (as for ``torch.nn`` layers); the bias is made there.
         dtype: dtype of the bias table.
     """
