@@ -57,7 +57,7 @@ def dense_attention(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
 
 
 def sdpa_attention(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-    """PyTorch's fused ``scaled_dot_product_attention``: exact, the second dense baseline."""
+    """PyTorch's fused ``scaled_dot_product_attention``, exact, the second dense baseline."""
     return torch.nn.functional.scaled_dot_product_attention(q, k, v)  # (B, H, n, d)
 
 
@@ -161,7 +161,7 @@ def fit_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
 
 
 def exponent_spread(sizes: Sequence[float], repeats_s: Sequence[Sequence[float]]) -> np.ndarray:
-    """The exponent fitted on each repeat on its own: how much noisy timings move it.
+    """The exponent fitted on each repeat on its own, to show how much noisy timings move it.
 
     Args:
         sizes: The lengths.
@@ -300,7 +300,7 @@ def linformer_error_curve(ks: Sequence[int], *, n: int = 512, d: int = 32, seeds
 
 @torch.no_grad()
 def linformer_rank_d_output(n: int = 512, d: int = 32, *, seed: int = 0) -> dict[str, float]:
-    """A rank-``d`` attention matrix with exactly the right output: ``P' = P V V^+``.
+    """A rank-``d`` attention matrix with exactly the right output, ``P' = P V V^+``.
 
     ``P' V = P V V^+ V = P V`` because ``V^+ V = I`` for a full-column-rank ``V`` ``(n, d)``, and
     ``rank(P') <= d``. So no bound on the output error follows from the truncated SVD of ``P``
@@ -321,7 +321,7 @@ def linformer_rank_d_output(n: int = 512, d: int = 32, *, seed: int = 0) -> dict
 @torch.no_grad()
 def projection_inflation(ks: Sequence[int], *, n: int = 512, d: int = 32, seeds: Sequence[int] = (0, 1, 2)
                          ) -> np.ndarray:
-    """How much a projection with ``N(0, 1/k)`` entries lengthens keys: ``mean |E k| / mean |k|``.
+    """How much a projection with ``N(0, 1/k)`` entries lengthens keys, ``mean |E k| / mean |k|``.
 
     Each projected key sums ``n`` keys with weights of variance ``1/k``, so its length is about
     ``sqrt(n / k)`` times a key's: the scores grow by that factor (sharper softmax) and the
