@@ -40,3 +40,28 @@ def test_channel_and_spatial_runs_report_what_the_chapter_reads():
     assert run.input_weights.shape == (16,) and run.conv_norms.shape == (16,) and len(run.informative) == 2
     spatial = va.train_spatial("marked", "cbam", seed=0, steps=5)
     assert spatial.example_map.shape == (16, 16) and 0 <= spatial.target_auc <= 1 and 0 <= spatial.target_wins <= 1
+
+
+def test_se_gate_spread_is_the_std_over_images_and_plain_runs_have_none():
+    run = va.train_channel_selection("se", seed=0, steps=10)
+    assert run.weight_spread is not None and 0 <= run.weight_spread < 0.5
+    assert va.train_channel_selection(None, seed=0, steps=2).weight_spread is None
+
+
+def test_zero_mean_class_patterns_give_se_nothing_to_squeeze():
+    from helpers.vision_tasks import channel_selection_images
+    images, _, _ = channel_selection_images(64, 4, 1, 8, noise=0.0, seed=0)
+    assert images.mean(dim=(2, 3)).abs().max() < 1e-6  # without noise every channel's spatial mean is 0
+
+
+def test_wide_first_convolution_control_has_the_asked_kernel():
+    run = va.train_spatial("marked", None, seed=0, steps=2, first_kernel=11)
+    narrow = va.train_spatial("marked", None, seed=0, steps=2)
+    width = va.matched_width(2, 2, "cbam", width=8, spatial_kernel=11)  # the plain network's width
+    assert run.parameters - narrow.parameters == (11 * 11 - 3 * 3) * 2 * width  # 2 input channels
+    try:
+        va.train_spatial("marked", None, seed=0, steps=1, first_kernel=4)
+    except ValueError as exc:
+        assert "first_kernel" in str(exc)
+    else:
+        raise AssertionError("an even kernel must raise")

@@ -200,28 +200,28 @@ def test_the_chapter_page_shows_its_quiz_with_the_files_digest(name: str) -> Non
 
 
 def test_quiz_html_is_one_self_contained_output() -> None:
-    shown = quiz(QUIZZES / "ch05.json")
+    shown = quiz(QUIZZES / "ch00.json")  # a quiz with no glued values: one script, nothing else
     html = shown._repr_html_()
     assert not re.search(r"https?://", html), re.findall(r"https?://\S{0,60}", html)
     assert html.count("<script>") == 1 and html.endswith("</script>") and html.count("</script>") == 1
     assert not re.search(r"\bMathJax\.", html.split("(function () {")[0])  # jupyterquiz's calls go to the facade
     quiz_id = re.match(r'<div data-book-quiz="([A-Za-z]+)" class="book-quiz"', html)[1]
     assert f"box.id = '{quiz_id}'" in html and f'html[data-theme="dark"] #{quiz_id}' in html
-    for question in load("ch05"):  # the questions are inside, with their feedback
+    for question in load("ch00"):  # the questions are inside, with their feedback
         assert json.dumps(question["question"])[1:-1].replace("</", "<\\/") in html  # "</" is escaped in a script
-    assert f"{len(load('ch05'))} questions" in repr(shown)
+    assert f"{len(load('ch00'))} questions" in repr(shown)
 
 
 def test_quiz_refuses_a_stale_digest_a_missing_file_and_bad_json(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="digest"):
-        quiz(QUIZZES / "ch05.json", digest="000000000000")
-    assert isinstance(quiz(QUIZZES / "ch05.json", digest=quiz_digest(QUIZZES / "ch05.json")), Quiz)
+        quiz(QUIZZES / "ch00.json", digest="000000000000")
+    assert isinstance(quiz(QUIZZES / "ch00.json", digest=quiz_digest(QUIZZES / "ch00.json")), Quiz)
     with pytest.raises(FileNotFoundError, match="path"):
         quiz(tmp_path / "missing.json")
     (tmp_path / "broken.json").write_text("[{", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
         quiz(tmp_path / "broken.json")
-    (tmp_path / "short.json").write_text(json.dumps(load("ch05")[:2]), encoding="utf-8")
+    (tmp_path / "short.json").write_text(json.dumps(load("ch00")[:2]), encoding="utf-8")
     with pytest.raises(ValueError, match="4 to 8 questions"):
         quiz(tmp_path / "short.json")
 
@@ -276,9 +276,9 @@ def test_the_checker_counts_questions_and_wants_a_numeric_one() -> None:
 
 def test_without_jupyterquiz_the_quiz_shows_its_questions_to_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jupyterquiz", None)  # as if it were not installed
-    html = quiz(QUIZZES / "ch05.json")._repr_html_()
+    html = quiz(QUIZZES / "ch00.json")._repr_html_()
     assert "<script" not in html and "pip install jupyterquiz" in html
-    for question in load("ch05"):
+    for question in load("ch00"):
         assert question["question"] in html
         if question["type"] == "multiple_choice":
             assert all(answer["answer"] in html for answer in question["answers"])

@@ -7,8 +7,10 @@
 - :func:`train_chain_decoder`: a TinyGPT trained for next-token prediction on a noisy Markov
   chain, with or without the causal mask; the masked model's loss has a floor (the chain's
   entropy), the unmasked one goes under it by reading the answer, and then cannot generate.
-- :func:`mask_value_table`: boolean, additive ``-inf``, additive ``-1e9`` and ``finfo.min``
-  masks in float32/float16/bfloat16, on a partly and a fully masked row.
+- :func:`mask_value_table`: boolean, additive ``-inf``, additive ``-1e9``, ``finfo.min`` added
+  (once or by two masks) and ``finfo.min`` written with ``masked_fill``, in float32/float16/bfloat16,
+  on a partly masked row and on fully masked rows of positive and of negative scores;
+  :func:`float16_overflow_score`: the score below which ``score + finfo.min`` is ``-inf`` in float16.
 - :func:`padding_broadcast`: a padding mask applied to the keys (right) or to the queries (the
   broadcast bug), and what each does to the real tokens' outputs and to the loss.
 
@@ -30,7 +32,8 @@ from helpers.train import num_threads, set_seed, train
 
 __all__ = ["future_perturbation", "block_jacobian", "markov_sequences", "chain_entropy", "ChainRun",
            "train_chain_decoder",
-           "mask_value_table", "padding_broadcast", "PaddingResult"]
+           "mask_value_table", "MASK_METHODS", "MASK_ROWS", "float16_overflow_score",
+           "padding_broadcast", "PaddingResult"]
 
 
 def _set_causal(model: TinyGPT, causal: bool) -> TinyGPT:
@@ -144,6 +147,15 @@ def train_chain_decoder(causal: bool, *, seed: int, length: int = 16, vocab_size
     return ChainRun(causal, seed, history.loss, chain_entropy(vocab_size, follow), final, accuracy, model)
 
 
+MASK_METHODS = ("bool (SDPA)", "additive -inf", "additive -1e9", "finfo.min added",
+                "finfo.min added, two masks", "finfo.min by masked_fill")
+"""The ways of applying a mask that :func:`mask_value_table` compares, in its order."""
+
+MASK_ROWS = {"positive": (2.0, 1.0, 3.0, 0.5), "negative": (-20.0, -30.0, -25.0, -17.0),
+             "one positive": (-20.0, -30.0, 5.0, -17.0)}
+"""The score rows of :func:`mask_value_table`, by name (four keys each)."""
+
+
 def _masked_softmax_row(scores: Tensor, keep: Tensor, how: str) -> Tensor:
     dtype = scores.dtype
     if how == "bool (SDPA)":
@@ -152,45 +164,79 @@ def _masked_softmax_row(scores: Tensor, keep: Tensor, how: str) -> Tensor:
         v = torch.eye(scores.numel(), dtype=dtype)  # output = the weights themselves
         return torch.nn.functional.scaled_dot_product_attention(
             q[None, None], k[None, None], v[None, None], attn_mask=keep[None, None, None], scale=1.0)[0, 0, 0]
-    fill = {"additive -inf": -math.inf, "additive -1e9": -1e9, "finfo.min": torch.finfo(dtype).min}[how]
+    if how == "finfo.min by masked_fill":  # the masked scores are replaced, not added to
+        return torch.softmax(scores.masked_fill(~keep, torch.finfo(dtype).min), dim=-1)
+    fill = {"additive -inf": -math.inf, "additive -1e9": -1e9}.get(how, torch.finfo(dtype).min)
     bias = torch.where(keep, torch.zeros((), dtype=dtype), torch.tensor(fill, dtype=dtype))
+    if how == "finfo.min added, two masks":  # e.g. a causal and a padding mask, each added, hiding the same keys
+        return torch.softmax(scores + bias + bias, dim=-1)
     return torch.softmax(scores + bias, dim=-1)
+
+
+def _describe(weights: Tensor) -> str:
+    if torch.isnan(weights).any():
+        return "NaN"
+    if torch.allclose(weights, torch.full_like(weights, 1 / weights.numel()), atol=1e-3):
+        return f"uniform (1/{weights.numel()} each)"
+    if (weights == 0).all():
+        return "zeros"
+    if weights.max() == 1 and int((weights == 0).sum()) == weights.numel() - 1:
+        return f"one-hot (key {int(weights.argmax()) + 1})"
+    return "other"
+
+
+def float16_overflow_score() -> float:
+    """The largest score that overflows to ``-inf`` in float16 when ``finfo.min`` is added to it.
+
+    Returns:
+        The largest whole number ``s <= 0`` with ``s + finfo(float16).min == -inf`` in float16
+        (every score at or below it becomes ``-inf``; chapter 5.2).
+    """
+    low = torch.finfo(torch.float16).min
+    for s in range(0, -100, -1):
+        if torch.isneginf(torch.tensor(float(s), dtype=torch.float16) + torch.tensor(low, dtype=torch.float16)):
+            return float(s)
+    raise AssertionError("no overflow above -100")  # pragma: no cover - float16 overflows at -16
 
 
 def mask_value_table(dtypes: tuple[torch.dtype, ...] = (torch.float32, torch.float16, torch.bfloat16)
                      ) -> list[dict[str, object]]:
-    """Apply four masking methods to two score rows in each dtype, and say what comes out.
+    """Apply six masking methods to score rows in each dtype, and say what comes out.
 
-    The rows: ``[2, 1, 3, 0.5]`` with the last two keys masked (partly masked) and with every
-    key masked (fully masked). Softmax in the dtype itself (as a naive implementation does).
+    The rows (:data:`MASK_ROWS`): ``[2, 1, 3, 0.5]`` with the last two keys masked (partly
+    masked), and three fully masked rows, the positive one, ``[-20, -30, -25, -17]`` and
+    ``[-20, -30, 5, -17]``. The methods (:data:`MASK_METHODS`): a boolean mask through PyTorch's
+    fused kernel; ``-inf``, ``-1e9`` or ``finfo(dtype).min`` added to the scores; ``finfo.min``
+    added twice (two masks hiding the same keys, each added); and ``finfo.min`` written over the
+    masked scores (``masked_fill``). Softmax in the dtype itself, as a naive implementation does.
+
+    Args:
+        dtypes: the floating dtypes to run.
 
     Returns:
         A list with one dict per (method, dtype), with keys ``method``, ``dtype``, ``fill`` (the
-        masked value as stored in that dtype), ``partial_ok`` (weights on masked keys exactly 0 and the rest sums to 1),
-        ``full`` (what a fully masked row gives: ``"NaN"``, ``"uniform"`` or ``"zeros"``).
+        masked value as stored in that dtype), ``partial_ok`` (weights on masked keys exactly 0
+        and the rest sums to 1, on the positive and the negative row), and, for a fully masked
+        row, ``full`` (the positive row), ``full_negative`` and ``full_one_positive``: each
+        ``"NaN"``, ``"uniform (1/4 each)"``, ``"zeros"``, ``"one-hot (key 3)"`` or ``"other"``.
     """
-    rows = []
-    for how in ("bool (SDPA)", "additive -inf", "additive -1e9", "finfo.min"):
+    out = []
+    for how in MASK_METHODS:
         for dtype in dtypes:
-            scores = torch.tensor([2.0, 1.0, 3.0, 0.5], dtype=dtype)
             part = torch.tensor([True, True, False, False])
-            w_part = _masked_softmax_row(scores, part, how).float()
-            w_full = _masked_softmax_row(scores, torch.zeros(4, dtype=torch.bool), how).float()
-            if torch.isnan(w_full).any():
-                full = "NaN"
-            elif torch.allclose(w_full, torch.full((4,), 0.25), atol=1e-3):
-                full = "uniform (1/4 each)"
-            elif (w_full == 0).all():
-                full = "zeros"
-            else:
-                full = "other"
-            partial_ok = bool((w_part[2:] == 0).all() and abs(w_part[:2].sum().item() - 1) < 1e-2)
+            none = torch.zeros(4, dtype=torch.bool)
+            results = {name: (_masked_softmax_row(torch.tensor(row, dtype=dtype), part, how).float(),
+                              _masked_softmax_row(torch.tensor(row, dtype=dtype), none, how).float())
+                       for name, row in MASK_ROWS.items()}
+            partial_ok = all(bool((w[2:] == 0).all() and abs(w[:2].sum().item() - 1) < 1e-2)
+                             for name, (w, _) in results.items() if name != "one positive")
             fill = {"bool (SDPA)": "False", "additive -inf": "-inf",
-                    "additive -1e9": str(torch.tensor(-1e9, dtype=dtype).item()),
-                    "finfo.min": f"{torch.finfo(dtype).min:.3g}"}[how]
-            rows.append(dict(method=how, dtype=str(dtype).replace("torch.", ""), fill=fill,
-                             partial_ok=partial_ok, full=full))
-    return rows
+                    "additive -1e9": str(torch.tensor(-1e9, dtype=dtype).item())}.get(
+                        how, f"{torch.finfo(dtype).min:.3g}")
+            out.append(dict(method=how, dtype=str(dtype).replace("torch.", ""), fill=fill, partial_ok=partial_ok,
+                            full=_describe(results["positive"][1]), full_negative=_describe(results["negative"][1]),
+                            full_one_positive=_describe(results["one positive"][1])))
+    return out
 
 
 @dataclass

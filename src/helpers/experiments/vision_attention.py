@@ -64,6 +64,7 @@ class ChannelRun:
     input_weights: Tensor | None  # (C,) mean SE weight of each input channel on held-out images
     informative: Tensor  # (k,) indices of the informative channels
     conv_norms: Tensor  # (C,) norm of the first convolution's weights on each input channel
+    weight_spread: float | None = None  # std of the input SE weights across held-out images, mean over channels
 
 
 def train_channel_selection(attention: str | None, *, seed: int, channels: int = 16, informative: int = 2,
@@ -73,18 +74,25 @@ def train_channel_selection(attention: str | None, *, seed: int, channels: int =
 
     Every channel shows a class pattern; only ``informative`` of them show the image's own
     class, the others a random class (decoys). The model must find which channels to trust.
+    The held-out images are 1024 more images of the same draw (the same informative channels),
+    none of them seen in training. Every class pattern has mean zero over the image, so SE's
+    squeeze (a spatial mean) sees only the noise's mean: here SE can only learn a constant gate,
+    and ``weight_spread`` (how much its weights vary from image to image) measures that.
     """
     set_seed(seed)
     width = 16 if attention else matched_width(channels, 2, "se")
     model = TinyCNN(channels, 2, attention=attention, width=width)
-    images, labels, chosen = channel_selection_images(4096, channels, informative, size, noise=noise, seed=seed)
+    images, labels, chosen = channel_selection_images(4096 + 1024, channels, informative, size, noise=noise,
+                                                      seed=seed)
+    images, labels, test_x, test_y = images[:4096], labels[:4096], images[4096:], labels[4096:]  # disjoint
     _fit(model, images, labels, steps=steps, batch_size=batch_size, seed=seed)
-    test_x, test_y, _ = channel_selection_images(1024, channels, informative, size, noise=noise, seed=seed)
     with torch.no_grad():
         accuracy = (model(test_x).argmax(-1) == test_y).float().mean().item()
-    weights = model.input_attention.last_weights.mean(dim=0) if attention == "se" else None  # (C,)
+    gates = model.input_attention.last_weights if attention == "se" else None  # (N, C) on held-out images
+    weights = gates.mean(dim=0) if gates is not None else None  # (C,)
+    spread = gates.std(dim=0).mean().item() if gates is not None else None
     conv_norms = model.conv1.weight.detach().pow(2).sum(dim=(0, 2, 3)).sqrt()  # (width, C, 3, 3) -> (C,)
-    return ChannelRun(attention, seed, parameter_count(model), accuracy, weights, chosen, conv_norms)
+    return ChannelRun(attention, seed, parameter_count(model), accuracy, weights, chosen, conv_norms, spread)
 
 
 def map_overlap(maps: Tensor, regions: Tensor) -> Tensor:
@@ -148,7 +156,7 @@ def _task(task: str, num: int, seed: int) -> tuple[Tensor, Tensor, Tensor, Tenso
 
 
 def train_spatial(task: str, attention: str | None, *, seed: int, steps: int = 200, batch_size: int = 64,
-                  spatial_kernel: int = 11, width: int = 8) -> SpatialRun:
+                  spatial_kernel: int = 11, width: int = 8, first_kernel: int = 3) -> SpatialRun:
     """Train TinyCNN with or without CBAM on ``"object"`` (one shape in clutter) or ``"marked"``.
 
     The map measured is the spatial attention of the CBAM on the input (TinyCNN puts one on the
@@ -156,13 +164,19 @@ def train_spatial(task: str, attention: str | None, *, seed: int, steps: int = 2
     shapes at pixel resolution, and it is the one that moves in training: the second stays
     within a few percent of 1). ``target_auc`` is :func:`map_auc` with the object that decides
     the label, ``target_wins`` the share of images whose mean map value is higher on that object
-    than on the other one (the clutter, on the one-object task).
+    than on the other one (the clutter, on the one-object task). ``first_kernel`` other than 3
+    gives the first convolution that kernel size (odd, same padding): with 11 and no attention,
+    the control whose receptive field (``first_kernel + 2``) is as wide as CBAM's 11 x 11 map.
     """
+    if not isinstance(first_kernel, int) or first_kernel < 1 or first_kernel % 2 == 0:
+        raise ValueError(f"first_kernel must be a positive odd int, got {first_kernel!r}")
     set_seed(seed)
     images, labels, target, other = _task(task, 4096, seed)
     channels = images.shape[1]
     width = width if attention else matched_width(channels, 2, "cbam", width=width, spatial_kernel=spatial_kernel)
     model = TinyCNN(channels, 2, attention=attention, width=width, spatial_kernel=spatial_kernel)
+    if first_kernel != 3:  # (width, C, k, k): the wide first convolution of the receptive-field control
+        model.conv1 = torch.nn.Conv2d(channels, width, first_kernel, padding=first_kernel // 2)
     _fit(model, images, labels, steps=steps, batch_size=batch_size, seed=seed)
     test_x, test_y, test_target, test_other = _task(task, 512, 10_000 + seed)
     with torch.no_grad():

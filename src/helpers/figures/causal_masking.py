@@ -51,12 +51,13 @@ def training_figure(runs: Mapping[str, Sequence[ChainRun]], window: int = 10) ->
 
 
 def mask_value_markdown(rows: Sequence[Mapping[str, object]]) -> str:
-    """The mask-value table as Markdown."""
-    lines = ["| how the mask is applied | dtype | masked score stored as | partly masked row | fully masked row |",
-             "|---|---|---|---|---|"]
+    """The mask-value table as Markdown (one row per method and dtype, the fully masked rows as columns)."""
+    lines = ["| how the mask is applied | dtype | masked score stored as | partly masked rows "
+             "| fully masked: [2, 1, 3, 0.5] | fully masked: [-20, -30, -25, -17] | fully masked: [-20, -30, 5, -17] |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['method']} | {r['dtype']} | `{r['fill']}` | {'correct' if r['partial_ok'] else 'WRONG'} "
-                     f"| {r['full']} |")
+                     f"| {r['full']} | {r['full_negative']} | {r['full_one_positive']} |")
     return "\n".join(lines)
 
 

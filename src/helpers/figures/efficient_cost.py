@@ -39,11 +39,12 @@ def cost_figure(sizes: Sequence[int], cost: Mapping[str, Mapping[str, Sequence[f
         kt = fit_exponent(sizes[fit], entry["time_s"][fit])
         km = fit_exponent(sizes[fit], entry["peak_mib"][fit])
         color = _PALETTE[i % len(_PALETTE)]
+        dash = "solid" if i < len(_PALETTE) else "dash"  # more methods than colours: the second round dashed
         fig.add_trace(go.Scatter(x=list(sizes), y=significant(entry["time_s"]), mode="lines+markers",
                                  name=f"{name} (time ∝ n^{kt:.2f}, memory ∝ n^{km:.2f})", legendgroup=name,
-                                 line=dict(color=color)), row=1, col=1)
+                                 line=dict(color=color, dash=dash)), row=1, col=1)
         fig.add_trace(go.Scatter(x=list(sizes), y=significant(entry["peak_mib"]), mode="lines+markers", name=name,
-                                 legendgroup=name, showlegend=False, line=dict(color=color)), row=1, col=2)
+                                 legendgroup=name, showlegend=False, line=dict(color=color, dash=dash)), row=1, col=2)
     fig.update_layout(height=560)
     return legend_below(fig)
 
