@@ -19,7 +19,7 @@ from helpers.efficient_linear import _kernel_attention, linear_attention
 from helpers.exercises import ch05
 from helpers.exercises.predictions import _forget as forget
 from helpers.exercises.predictions import predict
-from helpers.experiments import efficient_cost
+from helpers.experiments import causal_masking, efficient_cost
 from helpers.vision import SqueezeExcitation
 
 
@@ -550,8 +550,110 @@ def test_causal_refuses_a_table_of_answers():
     assert not ch05.check_causal_attention(replay).passed
 
 
+# --- exercise 7: masks that are safe in any dtype -------------------------------------------------
+
+def fill_min(scores, mask):
+    return scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+
+
+def where_min(scores, mask):
+    return torch.where(mask, scores, torch.finfo(scores.dtype).min)
+
+
+def in_place_min(scores, mask):  # modifies the scores it was given, and returns them
+    return scores.masked_fill_(~mask, torch.finfo(scores.dtype).min)
+
+
+def added_min(scores, mask):
+    low = torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)
+    return scores + torch.where(mask, torch.zeros((), dtype=scores.dtype), low)
+
+
+def indexed(scores, mask):  # boolean indexing does not broadcast the mask
+    out = scores.clone()
+    out[~mask] = torch.finfo(scores.dtype).min
+    return out
+
+
+def test_masked_scores_accepts_the_solution_and_other_styles():
+    for answer in (fill_min, where_min, in_place_min):
+        verdict = ch05.check_masked_scores(answer)
+        assert verdict.passed, verdict.message
+
+
+def test_masked_scores_reference_is_the_chapters_masked_fill_row():
+    """The checker's reference on a fully masked row is uniform, what the chapter's table gives ``finfo.min``
+    written with masked_fill, in every dtype, on its three fully masked rows."""
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for row in causal_masking.MASK_ROWS.values():
+            scores = torch.tensor(row, dtype=dtype)
+            keep = torch.zeros(4, dtype=torch.bool)
+            weights = torch.softmax(fill_min(scores, keep), dim=-1)
+            torch.testing.assert_close(weights, causal_masking._masked_softmax_row(scores, keep,
+                                                                                   "finfo.min by masked_fill"))
+            torch.testing.assert_close(weights.double(), torch.full((4,), 0.25, dtype=torch.float64))
+    # and adding finfo.min in float16 gives the NaN and the one-hot row the chapter shows
+    negative = torch.tensor(causal_masking.MASK_ROWS["negative"], dtype=torch.float16)
+    one_positive = torch.tensor(causal_masking.MASK_ROWS["one positive"], dtype=torch.float16)
+    nothing = torch.zeros(4, dtype=torch.bool)
+    assert torch.isnan(torch.softmax(added_min(negative, nothing), -1)).all()
+    assert torch.softmax(added_min(one_positive, nothing), -1).tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("answer, key, words", [
+    (added_min, ("ch05.mask_dtype.added_min", "ch05.mask_dtype.added_twice"), "*added* torch.finfo(dtype).min"),
+    (lambda s, m: torch.where(m, s, -1e9), ("ch05.mask_dtype.minus_1e9",), "-1e9 becomes -inf"),
+    (lambda s, m: s + torch.where(m, 0.0, -1e9).to(s.dtype), ("ch05.mask_dtype.minus_1e9",), "-1e9"),
+    (lambda s, m: s.masked_fill(~m, -1e9), ("ch05.mask_dtype.fill_overflows",), "does not fit in float16"),
+    (lambda s, m: s.masked_fill(~m, torch.finfo(torch.float32).min), ("ch05.mask_dtype.fill_overflows",),
+     "does not fit in"),
+    (lambda s, m: s.masked_fill(~m, float("-inf")), ("ch05.mask_dtype.minus_inf",), "0/0 = NaN"),
+    (lambda s, m: s.masked_fill(m, torch.finfo(s.dtype).min), ("ch05.mask_dtype.inverted",), "inverted"),
+    (lambda s, m: s * m, ("ch05.mask_dtype.multiplied",), "multiplied the scores by the mask"),
+    (indexed, ("ch05.mask_dtype.broadcast",), "broadcast"),
+    (lambda s, m: fill_min(s.float(), m), ("ch05.mask_dtype.dtype",), "return the scores' dtype"),
+    (lambda s, m: fill_min(s, m)[..., 0], ("ch05.mask_dtype.shape",), "return the scores' shape"),
+    (lambda s, m: fill_min(s, m) * float("nan"), ("ch05.mask_dtype.nan",), "NaN"),
+    (lambda s, m: fill_min(s, m) * 2, ("ch05.mask_dtype.nan",), "overflows to -inf"),  # 2 * finfo.min
+    (lambda s, m: fill_min(s.flip(-1), m), ("ch05.mask_dtype.differs",), "differs from the masked softmax"),
+    (stub, ("reader.stub",), "stub"),
+])
+def test_masked_scores_names_each_mistake(answer, key, words):
+    verdict = ch05.check_masked_scores(answer)
+    assert not verdict.passed and verdict.key in key and words in verdict.message, verdict.message
+
+
+def test_masked_scores_names_two_added_masks_in_float32():
+    """Adding finfo(float32).min, right with one mask in float32, is named for the two masks (a float16 case,
+    drawn first, names the single addition: both messages say *added*, over a few draws both appear)."""
+    keys = {ch05.check_masked_scores(added_min).key for _ in range(8)}
+    assert keys <= {"ch05.mask_dtype.added_min", "ch05.mask_dtype.added_twice"}
+    assert "ch05.mask_dtype.added_twice" in keys, keys
+
+
+def _masked_scores_by_log(f, scores, mask):
+    return torch.log(f(scores.float(), mask.expand_as(scores))).clamp(min=-1e4).to(scores.dtype)
+
+
+@pytest.mark.parametrize("target, adapt, name", [
+    (attention.masked_softmax, _masked_scores_by_log, "masked_softmax"),
+    (causal_masking._masked_softmax_row,
+     lambda f, s, m: torch.log(f(s, m.expand_as(s), "finfo.min by masked_fill")), "_masked_softmax_row"),
+])
+def test_masked_scores_refuses_every_route_to_the_package(target, adapt, name):
+    for route, answer in delegating_routes(target, adapt).items():
+        verdict = ch05.check_masked_scores(answer)
+        assert not verdict.passed and name in verdict.message, (route, verdict.message)
+
+
+def test_masked_scores_refuses_a_table_of_answers():
+    replay = table_answer(ch05.check_masked_scores, fill_min)
+    assert not ch05.check_masked_scores(replay).passed
+
+
 def test_every_checker_speaks_chinese():
     for check, answer in ((ch05.check_sliding_window_attention, stub), (ch05.check_causal_attention, causal),
-                          (ch05.check_padding_fix, ch05.buggy_padded_attention)):
+                          (ch05.check_padding_fix, ch05.buggy_padded_attention),
+                          (ch05.check_masked_scores, added_min)):
         verdict = check(answer, language="zh")
         assert verdict.language == "zh" and any("\u4e00" <= ch <= "\u9fff" for ch in verdict.message)

@@ -19,7 +19,7 @@ LABS = {  # lab -> number of exercises (each has a stub cell and a folded soluti
     "02-dot-product-lab.ipynb": 7,
     "03-scaling-lab.ipynb": 7,  # six exercises and the extra prediction of the entropy
     "04-multihead-lab.ipynb": 6,
-    "05-variants-lab.ipynb": 6,
+    "05-variants-lab.ipynb": 7,
     "06-memory-position-lab.ipynb": 9,
     "06-training-lab.ipynb": 5,
 }

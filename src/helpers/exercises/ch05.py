@@ -18,6 +18,8 @@ the typical mistakes.
   (recorded with :func:`helpers.exercises.predictions.predict` under :data:`CROSSOVER`).
 - :func:`check_causal_attention`: causal attention of ``L`` queries, the last ``L`` of ``S``
   positions (bottom-right aligned), in float32 and float16.
+- :func:`check_masked_scores`: scores with a boolean mask applied so that their softmax is right
+  in float32, float16 and bfloat16, on fully masked rows and with two masks too (chapter 5.2).
 
 Every checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
 and writes its verdict from its messages in ``helpers.exercises.catalogue.ch05`` (this
@@ -45,7 +47,7 @@ from helpers.exercises.predictions import recorded, reveal
 from helpers.exercises.reader import Rejected, allclose, as_tensor, call_watched, checker, fresh_generator, fresh_int
 
 __all__ = ["check_sliding_window_attention", "check_linear_attention", "check_se_block", "buggy_padded_attention",
-           "check_padding_fix", "check_crossover", "check_causal_attention", "CROSSOVER"]
+           "check_padding_fix", "check_crossover", "check_causal_attention", "check_masked_scores", "CROSSOVER"]
 
 CROSSOVER = "ch05.crossover"
 """The key of exercise 5's prediction — ``predict(ch05.CROSSOVER, n)`` before :func:`check_crossover`."""
@@ -601,3 +603,189 @@ def _causal_case(fn: Callable[[Tensor, Tensor, Tensor], Tensor], L: int, S: int,
     if torch.isnan(out).any():
         return CheckResult.of(False, "ch05.causal.nan", language, **where)
     return CheckResult.of(False, "ch05.causal.differs", language, **where)
+
+
+# --- masks that are safe in any dtype (chapter 5.2, section 4) -------------------------------------
+
+_MASK_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_MASK_TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.5e-2}
+"""How far the softmax of the reader's scores, computed in their dtype, may be from the float64 reference."""
+
+
+def _fill_min(scores: Tensor, keep: Tensor) -> Tensor:
+    return scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+
+
+def _add_min(scores: Tensor, keep: Tensor) -> Tensor:
+    low = torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)
+    return scores + torch.where(keep, torch.zeros((), dtype=scores.dtype), low)
+
+
+def _fill_minus_1e9(scores: Tensor, keep: Tensor) -> Tensor:
+    return scores.float().masked_fill(~keep, -1e9).to(scores.dtype)  # -inf in float16, whatever the route
+
+
+def _add_minus_1e9(scores: Tensor, keep: Tensor) -> Tensor:
+    return scores + torch.where(keep, 0.0, -1e9).to(scores.dtype)  # in float32, -1e9 + s rounds to steps of 64
+
+
+def _fill_minus_inf(scores: Tensor, keep: Tensor) -> Tensor:
+    return scores.masked_fill(~keep, -math.inf)
+
+
+def _fill_inverted(scores: Tensor, keep: Tensor) -> Tensor:
+    return scores.masked_fill(keep, torch.finfo(scores.dtype).min)
+
+
+def _multiplied(scores: Tensor, keep: Tensor) -> Tensor:
+    return scores * keep
+
+
+_MASK_MISTAKES: tuple[tuple[str, Callable[[Tensor, Tensor], Tensor]], ...] = (
+    ("ch05.mask_dtype.minus_inf", _fill_minus_inf),
+    ("ch05.mask_dtype.added_min", _add_min),
+    ("ch05.mask_dtype.minus_1e9", _fill_minus_1e9),
+    ("ch05.mask_dtype.minus_1e9", _add_minus_1e9),
+    ("ch05.mask_dtype.inverted", _fill_inverted),
+    ("ch05.mask_dtype.multiplied", _multiplied),
+)
+"""The typical ways to get it wrong, in the order they are named (the first that reproduces the answer)."""
+
+
+def _mask_case(gen: torch.Generator, two: bool, shape: str) -> tuple[Tensor, list[Tensor]]:
+    """Float64 scores ``(B, H, L, S)`` and one or two boolean masks (True means may attend) that broadcast to them.
+
+    Three query rows are fully masked (by every mask, so that two added fills hide the same keys):
+    one of negative scores (below -16, where ``score + finfo.min`` overflows float16), one of
+    negative scores but one positive, one of mixed scores; with two masks, a fourth row is fully
+    masked by the two together, each key by one of them; every other row keeps a key. The second
+    mask is ``(L, S)``, or the first's shape when that is the scores' own."""
+    B, H, L, S = fresh_int(1, 2, gen), fresh_int(1, 3, gen), fresh_int(5, 8, gen), fresh_int(4, 8, gen)
+    scores = torch.randn(B, H, L, S, generator=gen, dtype=torch.float64) * 4  # mixed signs
+    rows = torch.randperm(L, generator=gen)
+    negative, one_positive, mixed_full = (int(r) for r in rows[:3])
+    low = -40 + 23 * torch.rand(B, H, 2, S, generator=gen, dtype=torch.float64)  # in [-40, -17]
+    scores[:, :, negative], scores[:, :, one_positive] = low[:, :, 0], low[:, :, 1]
+    scores[:, :, one_positive, fresh_int(0, S - 1, gen)] = 1 + 7 * torch.rand(B, H, generator=gen,
+                                                                              dtype=torch.float64)
+    full = rows[:3]
+    mask_shape = {"full": (B, H, L, S), "batch": (B, 1, L, S), "square": (L, S)}[shape]
+    masks = []
+    for m in range(2 if two else 1):
+        keep = torch.rand(*(mask_shape if m == 0 or shape == "full" else (L, S)), generator=gen) < 0.6
+        keep[..., full, :] = False
+        masks.append(keep)
+    if two:  # a row fully masked by the two together: the first hides some keys, the second the others
+        split, together = fresh_int(1, S - 1, gen), int(rows[3])
+        masks[0][..., together, :] = torch.arange(S) >= split
+        masks[1][..., together, :] = torch.arange(S) < split
+    for r in rows[4 if two else 3:].tolist():  # every other row keeps at least one key under every mask
+        j = fresh_int(0, S - 1, gen)
+        for keep in masks:
+            keep[..., r, j] = True
+    return scores, masks
+
+
+def _softmax_of(scores: Tensor) -> Tensor:
+    return torch.softmax(scores, dim=-1).double()  # computed in the scores' own dtype
+
+
+def _same_weights(a: Tensor, b: Tensor, tol: float) -> bool:
+    nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+    if a.shape != b.shape or not bool((nan_a == nan_b).all()):
+        return False
+    return bool(torch.allclose(a[~nan_a], b[~nan_b], rtol=0, atol=tol))
+
+
+def _apply(fn: Callable[[Tensor, Tensor], Any], scores: Tensor, masks: list[Tensor], language: str | None,
+           *, watched: bool = True) -> Tensor:
+    out: Any = scores.clone()
+    for keep in masks:  # two masks: the function called twice, as a model applies a causal then a padding mask
+        out = call_watched(fn, out, keep, language=language) if watched else fn(out, keep)
+        out = as_tensor(out, phrase("ch05.what.masked_scores"), language)
+        if out.shape != scores.shape:  # named by the caller
+            break
+    return out
+
+
+def _mask_mistake(fn: Callable[[Tensor, Tensor], Any], scores64: Tensor, masks: list[Tensor],
+                  language: str | None) -> str | None:
+    """The key of the typical mistake that reproduces the answer's weights in all three dtypes, if one does."""
+    theirs = {}
+    for dtype in _MASK_DTYPES:
+        try:
+            out = _apply(fn, scores64.to(dtype), masks, language)
+        except Rejected:
+            return None
+        if out.shape != scores64.shape:
+            return None
+        theirs[dtype] = _softmax_of(out)
+    for key, mistake in _MASK_MISTAKES:
+        if all(_same_weights(theirs[d], _softmax_of(_apply(mistake, scores64.to(d), masks, language, watched=False)),
+                             _MASK_TOLERANCE[d]) for d in _MASK_DTYPES):
+            return key
+    return None
+
+
+@checker
+def check_masked_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | None = None) -> CheckResult:
+    """Check ``fn(scores, mask)``, the scores with the mask applied (True means may attend, as in PyTorch), safe
+    to softmax in the scores' own dtype.
+
+    The softmax of the answer, computed in its dtype, is compared with a float64 reference: the
+    masked softmax on rows that keep a key, and a uniform row where every key is masked (what
+    ``masked_fill`` with ``torch.finfo(dtype).min`` gives, chapter 5.2: the softmax of scores cannot
+    give the all-zero row that :func:`helpers.attention.scaled_dot_product_attention` defines).
+    Fresh cases: float32, float16 and bfloat16, each once with one mask and once with two, in a
+    fresh order (``fn`` called twice, as a model applies a causal and then a padding mask); masks of
+    the scores' shape and masks that broadcast (``(B, 1, L, S)``, ``(L, S)``); three fully masked
+    rows in each case, one of negative scores (below -16), one with one positive score, one mixed.
+    The answer must keep the scores' shape and dtype. Names: ``finfo.min`` added (NaN or one-hot in
+    float16, NaN with two masks in every dtype), ``-1e9`` (``-inf`` in float16), ``-inf`` (NaN on a
+    fully masked row), a fill that does not fit the dtype, the mask inverted, the scores multiplied
+    by the mask, a mask that is not broadcast, a wrong shape or dtype, NaN. Every package function is
+    forbidden while it runs.
+
+    Args:
+        fn: The reader's function.
+        language: The verdict's language (``"en"``, ``"zh"``); ``None``: the default.
+
+    Returns:
+        The verdict.
+    """
+    gen = fresh_generator()
+    every = [(dtype, two) for dtype in _MASK_DTYPES for two in (False, True)]
+    cases = [(*every[i], "full" if n == 0 else ("full", "batch", "square")[fresh_int(0, 2, gen)])
+             for n, i in enumerate(torch.randperm(len(every), generator=gen).tolist())]  # the first: no broadcast
+    for dtype, two, shape in cases:
+        scores64, masks = _mask_case(gen, two, shape)
+        scores = scores64.to(dtype)
+        where = {"dtype": str(dtype).removeprefix("torch."), "masks": len(masks),
+                 "mask_shape": " & ".join(str(tuple(keep.shape)) for keep in masks), "shape": tuple(scores.shape)}
+        try:
+            out = _apply(fn, scores, masks, language)
+        except Rejected as rejected:
+            error = str(rejected.verdict.fields.get("error", ""))
+            if rejected.verdict.key == "reader.raised" and "without overflow" in error:
+                return CheckResult.of(False, "ch05.mask_dtype.fill_overflows", language, **where)
+            if rejected.verdict.key == "reader.raised" and any(keep.shape != scores.shape for keep in masks):
+                return CheckResult.of(False, "ch05.mask_dtype.broadcast", language, error=error, **where)
+            raise
+        if tuple(out.shape) != tuple(scores.shape):
+            return CheckResult.of(False, "ch05.mask_dtype.shape", language, got=tuple(out.shape), **where)
+        if out.dtype != dtype:
+            return CheckResult.of(False, "ch05.mask_dtype.dtype", language, got=str(out.dtype).removeprefix("torch."),
+                                  **where)
+        keep = masks[0] if len(masks) == 1 else masks[0] & masks[1]
+        reference = _softmax_of(_fill_min(scores.double(), keep.expand_as(scores)))  # uniform on a row with no key
+        if _same_weights(_softmax_of(out), reference, _MASK_TOLERANCE[dtype]) and not torch.isnan(out).any():
+            continue
+        key = _mask_mistake(fn, scores64, masks, language)
+        if key == "ch05.mask_dtype.added_min" and two:
+            key = "ch05.mask_dtype.added_twice"
+        if key is not None:
+            return CheckResult.of(False, key, language, **where)
+        if torch.isnan(_softmax_of(out)).any():
+            return CheckResult.of(False, "ch05.mask_dtype.nan", language, **where)
+        return CheckResult.of(False, "ch05.mask_dtype.differs", language, **where)
+    return CheckResult.of(True, "ch05.mask_dtype.passed", language)

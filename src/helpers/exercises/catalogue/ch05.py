@@ -269,6 +269,97 @@ MESSAGES = {
               "-2e4 where only -inf (or finfo.min) gives the future an exact zero.",
         "zh": "因果注意力在 L = S、L < S（右下对齐）、单个查询、float16 以及分数为 -2e4 的情形下都对了："
               "在最后这种情形下，只有 -inf（或 finfo.min）能让未来的权重恰好为 0。"},
+    "ch05.what.masked_scores": {"en": "masked scores, the shape of the scores (B, H, L, S)",
+                                "zh": "加了掩码的分数（形状与分数相同，(B, H, L, S)）"},
+    "ch05.mask_dtype.passed": {
+        "en": "safe in every dtype: the softmax of your scores is right in float32, float16 and bfloat16, with one "
+              "mask and with two (your function applied twice), on rows that keep a key and, uniform, on fully "
+              "masked rows of negative, one-positive and mixed scores.",
+        "zh": "在每种 dtype 下都安全：你的分数在 float32、float16 和 bfloat16 下做 softmax 都是对的，一个掩码和两个"
+              "掩码（你的函数调用两次）都对；保留了键的行对，整行被遮住的行（负分数、只有一个正分数、正负混合）"
+              "也是均匀的。"},
+    "ch05.mask_dtype.added_min": {
+        "en": "you *added* torch.finfo(dtype).min to the masked scores ({dtype}, {masks} mask(s)). In float16 "
+              "finfo.min is -65,504 and any score of -16 or below, added to it, overflows to -inf: a fully masked "
+              "row of negative scores becomes NaN, and one with a single positive score becomes one-hot, all the "
+              "weight on a key it was told not to see; two added masks give finfo.min + finfo.min = -inf in every "
+              "dtype. *Write* the fill instead: scores.masked_fill(~mask, torch.finfo(scores.dtype).min) or "
+              "torch.where(mask, scores, finfo.min)",
+        "zh": "你把 torch.finfo(dtype).min *加*到了被遮住的分数上（{dtype}，{masks} 个掩码）。在 float16 里 finfo.min "
+              "是 -65,504，任何不超过 -16 的分数加上它都会溢出成 -inf：一整行被遮住的负分数变成 NaN，只有一个正分数"
+              "的那一行变成独热（one-hot），全部权重落在一个本不该看见的键上；两个相加的掩码则在每种 dtype 下都得到 "
+              "finfo.min + finfo.min = -inf。应该*写入*填充值：scores.masked_fill(~mask, torch.finfo(scores.dtype).min)"
+              " 或 torch.where(mask, scores, finfo.min)"},
+    "ch05.mask_dtype.added_twice": {
+        "en": "NaN with two masks ({dtype}, your function applied twice): you *added* torch.finfo(dtype).min, so a "
+              "key hidden by both masks gets finfo.min + finfo.min = -inf, in every dtype, and a fully masked row "
+              "becomes 0/0 (in float16 even one added mask overflows, for scores of -16 or below). *Write* the fill "
+              "(scores.masked_fill(~mask, torch.finfo(scores.dtype).min)): written twice, it is still finfo.min",
+        "zh": "两个掩码时出现 NaN（{dtype}，你的函数调用了两次）：你把 torch.finfo(dtype).min *加*了上去，于是被两个"
+              "掩码都遮住的键得到 finfo.min + finfo.min = -inf，每种 dtype 都是如此，整行被遮住的行就成了 0/0"
+              "（在 float16 里，分数不超过 -16 时，加一个掩码就已经溢出）。应该*写入*填充值"
+              "（scores.masked_fill(~mask, torch.finfo(scores.dtype).min)）：写两次，仍然是 finfo.min"},
+    "ch05.mask_dtype.minus_1e9": {
+        "en": "you used -1e9, the seed's \"very large negative number\": it fits float32 and bfloat16, but "
+              "float16's largest magnitude is 65,504, so -1e9 becomes -inf there and a fully masked row becomes NaN "
+              "({dtype}); added to the scores rather than written, it also rounds them, in float32, to steps of 64. "
+              "Write the fill of the scores' own dtype: scores.masked_fill(~mask, torch.finfo(scores.dtype).min)",
+        "zh": "你用了 -1e9（原文所说的“很大的负数”）：float32 和 bfloat16 存得下，但 float16 能表示的最大绝对值"
+              "是 65,504，-1e9 在那里变成 -inf，整行被遮住的行就成了 NaN（{dtype}）；如果是加到分数上而不是写入，"
+              "它在 float32 里还会把分数舍入到以 64 为步长的值。应写入分数自己的 dtype 的填充值："
+              "scores.masked_fill(~mask, torch.finfo(scores.dtype).min)"},
+    "ch05.mask_dtype.minus_inf": {
+        "en": "you filled with -inf: right on every row that keeps a key, but a fully masked row is "
+              "exp(-inf) / sum exp(-inf) = 0/0 = NaN ({dtype}), and one NaN row spreads through the next layer. "
+              "Fill with torch.finfo(scores.dtype).min: finite, so such a row is uniform instead",
+        "zh": "你用 -inf 做填充：保留了键的行都对，但整行被遮住的行是 exp(-inf) / sum exp(-inf) = 0/0 = NaN"
+              "（{dtype}），而一行 NaN 会通过下一层扩散开。应填 torch.finfo(scores.dtype).min：它是有限的，"
+              "这样的行就变成均匀的"},
+    "ch05.mask_dtype.fill_overflows": {
+        "en": "your fill value does not fit in {dtype} (masked_fill refuses it): -1e9 exceeds float16's largest "
+              "magnitude, 65,504, and float32's finfo.min exceeds bfloat16's. Take the fill from the scores' own "
+              "dtype: torch.finfo(scores.dtype).min",
+        "zh": "你的填充值超出了 {dtype} 的范围（masked_fill 拒绝了它）：-1e9 超过了 float16 能表示的最大绝对值 "
+              "65,504，float32 的 finfo.min 也超过了 bfloat16 的。填充值应取自分数自己的 dtype："
+              "torch.finfo(scores.dtype).min"},
+    "ch05.mask_dtype.inverted": {
+        "en": "the mask is inverted: you hid the keys where it is True. In PyTorch's and the package's convention "
+              "True = may attend, so fill where the mask is False (~mask)",
+        "zh": "掩码反了：你遮住了掩码为 True 的键。按 PyTorch 和本包的约定，True 表示可以注意，"
+              "所以应填掩码为 False（~mask）的位置"},
+    "ch05.mask_dtype.multiplied": {
+        "en": "you multiplied the scores by the mask: a masked score becomes 0, not a very low number, so the masked "
+              "keys still get weight (e^0 = 1 against the others). Fill them with torch.finfo(scores.dtype).min",
+        "zh": "你把分数乘上了掩码：被遮住的分数变成 0，而不是一个很小的数，于是被遮住的键仍然分到权重"
+              "（e^0 = 1，与其他键相比并不小）。应把它们填成 torch.finfo(scores.dtype).min"},
+    "ch05.mask_dtype.broadcast": {
+        "en": "your function raised on a mask of shape {mask_shape} for scores of shape {shape} ({error}): a mask "
+              "broadcasts, e.g. (B, 1, L, S) over the heads or (L, S) over the batch. masked_fill and torch.where "
+              "broadcast it for you; boolean indexing (scores[~mask]) and .view do not",
+        "zh": "掩码形状为 {mask_shape}、分数形状为 {shape} 时，你的函数报错了（{error}）：掩码是要广播的，"
+              "比如 (B, 1, L, S) 在头的维度上广播，(L, S) 在批次的维度上广播。masked_fill 和 torch.where "
+              "会替你广播；布尔索引（scores[~mask]）和 .view 不会"},
+    "ch05.mask_dtype.shape": {
+        "en": "your result has shape {got}, the scores {shape} (mask {mask_shape}): return the scores' shape, the "
+              "mask broadcast over it, not the other way round",
+        "zh": "你的结果形状是 {got}，分数的形状是 {shape}（掩码 {mask_shape}）：应返回分数的形状，"
+              "让掩码在分数上广播，而不是反过来"},
+    "ch05.mask_dtype.dtype": {
+        "en": "your result is {got} for {dtype} scores: return the scores' dtype, with the fill of that dtype "
+              "(torch.finfo(scores.dtype).min); the softmax then runs in it, as a hand-written attention does",
+        "zh": "分数是 {dtype}，你的结果却是 {got}：应返回分数的 dtype，并使用这个 dtype 的填充值"
+              "（torch.finfo(scores.dtype).min）；softmax 也就在这个 dtype 下计算，就像手写的注意力那样"},
+    "ch05.mask_dtype.nan": {
+        "en": "the softmax of your scores contains NaN ({dtype}, {masks} mask(s), mask {mask_shape}): a fill of -inf, "
+              "or one that overflows to -inf, turns a fully masked row into 0/0",
+        "zh": "你的分数做 softmax 后出现了 NaN（{dtype}，{masks} 个掩码，掩码形状 {mask_shape}）：-inf 的填充值，"
+              "或溢出成 -inf 的填充值，会把整行被遮住的行变成 0/0"},
+    "ch05.mask_dtype.differs": {
+        "en": "the softmax of your scores differs from the masked softmax ({dtype}, {masks} mask(s), mask "
+              "{mask_shape}): on a row that keeps a key, the masked keys must get 0 and the others their softmax; "
+              "on a fully masked row, every key the same weight",
+        "zh": "你的分数做 softmax 后与带掩码的 softmax 不同（{dtype}，{masks} 个掩码，掩码形状 {mask_shape}）："
+              "保留了键的行里，被遮住的键权重应为 0，其余的键按 softmax 分配；整行被遮住的行里，每个键的权重相同"},
 }
 
 register(MESSAGES)
