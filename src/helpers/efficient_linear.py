@@ -7,6 +7,8 @@ Softmax attention needs every score ``exp(q_i . k_j)`` before it can normalise a
 every query, so time and memory are linear in the length. Linear attention picks a fixed
 ``phi`` (``elu + 1``); Performer picks random features whose products are, on average, exactly
 ``exp(q . k)``; Linformer instead projects the *length* of keys and values down to ``k``.
+Causal linear attention is also a recurrent network: :func:`linear_attention_step` generates
+token by token from a state of fixed size, the running sums ``S`` and ``z``.
 
 Shape legend:
     B  batch          H   query heads      H_kv  key/value heads (divides H)
@@ -30,6 +32,7 @@ from .checks import check_positive_int, check_qkv, check_scale
 
 __all__ = [
     "linear_attention",
+    "linear_attention_step",
     "random_feature_projection",
     "positive_random_features",
     "performer_attention",
@@ -79,6 +82,18 @@ def _check_causal_lengths(query: Tensor, key: Tensor, is_causal: bool) -> None:
         raise ValueError(f"causal linear attention needs L == S, got L={query.shape[2]}, S={key.shape[2]}")
 
 
+def _feature_map(feature_map: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    if isinstance(feature_map, str):
+        if feature_map not in FEATURE_MAPS:
+            raise ValueError(
+                f"unknown feature_map {feature_map!r}; expected one of {sorted(FEATURE_MAPS)} or a callable"
+            )
+        return FEATURE_MAPS[feature_map]
+    if callable(feature_map):
+        return feature_map
+    raise TypeError(f"feature_map must be a str or a callable, got {type(feature_map).__name__}")
+
+
 def linear_attention(
     query: Tensor,
     key: Tensor,
@@ -120,20 +135,75 @@ def linear_attention(
     key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)  # (B, H, S, E), (B, H, S, Ev)
     _check_causal_lengths(query, key, is_causal)
     check_positive_int("chunk_size", chunk_size)
-    if isinstance(feature_map, str):
-        if feature_map not in FEATURE_MAPS:
-            raise ValueError(
-                f"unknown feature_map {feature_map!r}; expected one of {sorted(FEATURE_MAPS)} or a callable"
-            )
-        phi = FEATURE_MAPS[feature_map]
-    elif callable(feature_map):
-        phi = feature_map
-    else:
-        raise TypeError(f"feature_map must be a str or a callable, got {type(feature_map).__name__}")
+    phi = _feature_map(feature_map)
     dtype = torch.promote_types(query.dtype, torch.float32)  # float32 for half inputs, float64 stays
     phi_q, phi_k = phi(query.to(dtype)), phi(key.to(dtype))  # (B, H, L, E), (B, H, S, E)
     out = _kernel_attention(phi_q, phi_k, value.to(dtype), is_causal=is_causal, eps=eps, chunk_size=chunk_size)
     return out.to(value.dtype)
+
+
+def linear_attention_step(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    state: tuple[Tensor, Tensor] | None = None,
+    *,
+    feature_map: str | Callable[[Tensor], Tensor] = "elu+1",
+    eps: float = 1e-6,
+) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """Causal linear attention as a recurrent network, one token at a time.
+
+    The state is two running sums over the tokens seen so far, updated by the new token ``t``
+    and then read by its query::
+
+        S_t = S_{t-1} + phi(k_t) v_t^T      z_t = z_{t-1} + phi(k_t)
+        out_t = phi(q_t)^T S_t / (phi(q_t)^T z_t + eps)
+
+    Its size (``F x Ev`` and ``F`` numbers per head) does not depend on ``t``, unlike a KV cache;
+    each step costs the same. Fed the tokens in order, it gives exactly
+    ``linear_attention(..., is_causal=True)`` (the parallel, chunked form used for training).
+
+    Paper: Katharopoulos et al., "Transformers are RNNs: Fast Autoregressive Transformers with
+    Linear Attention" (2020), section 3.4. Explained in chapter 5.3.
+
+    Args:
+        query: Query of the new token.
+        key: Key of the new token.
+        value: Value of the new token.
+        state: ``(S, z)`` returned by the previous step; ``None`` before the first token.
+        feature_map: As for :func:`linear_attention`.
+        eps: Added to the denominator, as in :func:`linear_attention`.
+
+    Returns:
+        ``(out, (S, z))``: the output for the new token (in ``value``'s dtype) and the new state
+        (sums in at least float32).
+
+    Shape:
+        query ``(B, H, 1, E)``, key ``(B, H_kv, 1, E)``, value ``(B, H_kv, 1, Ev)``, state
+        ``S (B, H, F, Ev)``, ``z (B, H, F)`` -> out ``(B, H, 1, Ev)`` and the state.
+    """
+    n_rep = check_qkv(query, key, value)  # H / H_kv
+    if query.shape[2] != 1 or key.shape[2] != 1:
+        raise ValueError(f"one token per step: query and key need length 1, got {query.shape[2]} and {key.shape[2]}")
+    key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)  # (B, H, 1, E), (B, H, 1, Ev)
+    phi = _feature_map(feature_map)
+    dtype = torch.promote_types(query.dtype, torch.float32)
+    phi_q, phi_k = phi(query.to(dtype)), phi(key.to(dtype))  # (B, H, 1, F), (B, H, 1, F)
+    kv = torch.matmul(phi_k.transpose(-1, -2), value.to(dtype))  # (B, H, F, 1) x (B, H, 1, Ev) -> (B, H, F, Ev)
+    if state is None:
+        s, z = kv, phi_k[:, :, 0]  # (B, H, F, Ev), (B, H, F)
+    else:
+        if not (isinstance(state, tuple) and len(state) == 2):
+            raise TypeError("state must be the (S, z) tuple returned by the previous step, or None")
+        if state[0].shape != kv.shape or state[1].shape != phi_k[:, :, 0].shape:
+            raise ValueError(
+                f"state shapes {tuple(state[0].shape)}, {tuple(state[1].shape)} do not fit S {tuple(kv.shape)}, "
+                f"z {tuple(phi_k[:, :, 0].shape)}"
+            )
+        s, z = state[0] + kv, state[1] + phi_k[:, :, 0]  # S_t = S_{t-1} + phi(k_t) v_t^T, z_t = z_{t-1} + phi(k_t)
+    num = torch.matmul(phi_q, s)  # (B, H, 1, F) x (B, H, F, Ev) -> (B, H, 1, Ev)
+    den = torch.matmul(phi_q, z.unsqueeze(-1))  # (B, H, 1, F) x (B, H, F, 1) -> (B, H, 1, 1)
+    return (num / (den + eps)).to(value.dtype), (s, z)
 
 
 def random_feature_projection(
