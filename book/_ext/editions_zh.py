@@ -324,6 +324,8 @@ def _apply_glue_text(app: Any, doctree: Any, docname: str) -> None:
 OUTPUT_TEXT_FILE = "output_text.yml"
 """The Chinese edition's file (in ``zh/``) of the English words that code cells print in tables and notes."""
 _CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef]")
+_UNITS = re.compile(r"\b(?:[KMGT]iB|[KMGT]B|ms|GHz)\b")
+"""Units that a printed number carries: not English words (``0.5 GiB`` needs no translation)."""
 _SKIPPED_OUTPUT_NODES = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw,
                          nodes.FixedTextElement)
 
@@ -357,7 +359,7 @@ def translate_output_text(text: str, names: set[str], phrases: dict[str, str]) -
         covers it. Text with no English word (numbers, symbols, Chinese) is returned as it is.
     """
     core = text.strip()
-    if not _ENGLISH_PHRASE.search(core) or _CJK.search(core) or core in names:
+    if not _ENGLISH_PHRASE.search(_UNITS.sub("", core)) or _CJK.search(core) or core in names:
         return text
     head, tail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
     if core in phrases:
