@@ -367,6 +367,10 @@ def test_glued_english_phrases_are_translated_by_pattern() -> None:
     assert editions.translate_glued("none of them", phrases) == "一个也没有"
     assert editions.translate_glued("3 of them", phrases) == "有 3 个"
     assert editions.translate_glued("all of them", {}) is None
+    # Sphinx's smartquotes turn the glued text's apostrophe typographic; the pattern is written straight
+    assert editions.translate_glued("the kernel\u2019s", {"the kernel's": "内核的"}) == "内核的"
+    phrases = {"this chapter's model": "本章的模型"}
+    assert editions.translate_output_text("this chapter\u2019s model", set(), phrases) == "本章的模型"
 
 
 def test_printed_tables_are_translated_whole_and_names_stay() -> None:

@@ -280,6 +280,13 @@ GLUE_TEXT_KEY = "glue_text"
 _ENGLISH_PHRASE = re.compile(r"[A-Za-z]{3,}")
 
 
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _straight_quotes(text: str) -> str:
+    return text.translate(_QUOTES)
+
+
 def translate_glued(text: str, phrases: dict[str, str]) -> str | None:
     """A glued English phrase in Chinese, by a page's ``glue_text`` table.
 
@@ -289,10 +296,12 @@ def translate_glued(text: str, phrases: dict[str, str]) -> str | None:
             carried over (``{"{n} of them": "有 {n} 个"}``).
 
     Returns:
-        The Chinese text, or ``None`` when no pattern matches.
+        The Chinese text, or ``None`` when no pattern matches. Typographic quotes, which Sphinx's
+        smartquotes writes in the page (``kernel’s``), match the straight ones a pattern is written with.
     """
+    text = _straight_quotes(text)
     for english, chinese in phrases.items():
-        parts = re.split(r"\{(\w+)\}", english)
+        parts = re.split(r"\{(\w+)\}", _straight_quotes(english))
         pattern = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
         match = re.fullmatch(pattern, text.strip())
         if match:
@@ -362,8 +371,9 @@ def translate_output_text(text: str, names: set[str], phrases: dict[str, str]) -
     if not _ENGLISH_PHRASE.search(_UNITS.sub("", core)) or _CJK.search(core) or core in names:
         return text
     head, tail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
-    if core in phrases:
-        return head + phrases[core] + tail
+    straight = {_straight_quotes(english): chinese for english, chinese in phrases.items()}
+    if _straight_quotes(core) in straight:
+        return head + straight[_straight_quotes(core)] + tail
     patterns = {english: chinese for english, chinese in phrases.items() if "{" in english}
     chinese = translate_glued(core, patterns)
     return None if chinese is None else head + chinese + tail
