@@ -178,9 +178,11 @@ def _scale_colours(name: str) -> set[tuple[int, int, int] | None]:
     return {_rgb(plotly.colors.convert_colors_to_same_type(c, "rgb")[0][0]) for _, c in scale}
 
 
-ALLOWED_SCALES = {name: _scale_colours(name) for name in ("Viridis", "Cividis", "RdBu", "Greys", "Blues")}
+ALLOWED_SCALES = {name: _scale_colours(name) for name in ("Viridis", "Cividis", "RdBu", "Greys", "Blues", "Twilight")}
 """Colour scales a heatmap may use: perceptually ordered (Viridis, Cividis), single-hue (Greys,
-Blues), or ColorBrewer's colour-blind-safe diverging red-blue; reversed versions too."""
+Blues), ColorBrewer's colour-blind-safe diverging red-blue, or, for a quantity that wraps around
+(6.6's rotation angles in turns), matplotlib's cyclic, perceptually uniform twilight, whose
+lightness gives the distance from a whole turn and blue against red the side; reversed versions too."""
 ALLOWED_SCALES["mask"] = {_rgb(c) for _, c in MASK_COLORSCALE}
 
 
