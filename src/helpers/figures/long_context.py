@@ -74,7 +74,7 @@ def angle_coverage_figure(coverages: Mapping[str, AngleCoverage]) -> go.Figure:
                   annotation_text="longest trained distance", annotation_position="top right")
     fig.frames = [go.Frame(name=m, traces=[0, 1], data=traces(m)) for m in methods]
     fig.update_layout(
-        title="RoPE's angle d·θ_i (mod one turn) for each pair and distance; ×: never seen in training",
+        title="Angle d·θ_i (in turns) of each rotated pair; ×: never seen in training",
         height=420, xaxis_title="distance d between query and key (tokens)", yaxis_title="rotated pair",
         updatemenus=[dict(type="dropdown", direction="up", active=0, x=0.0, xanchor="left", y=0.0, yanchor="top",
                           pad=dict(t=56), buttons=[frame_step(m, METHOD_NAMES.get(m, m)) for m in methods])],
