@@ -7,8 +7,10 @@ notebooks on a 2-core machine do not fight over the cores.
 """
 
 import functools
+import json
 import os
 import sys
+from pathlib import Path
 
 import jupyter_book.sphinx
 import myst_nb.sphinx_ext
@@ -35,18 +37,53 @@ def _multitoc_setup_declared(app):
 sphinx_multitoc_numbering.setup = _multitoc_setup_declared
 
 
-def _one_document_per_task(docnames, nproc, maxbatch=10):
-    """Sphinx hands each worker a batch of up to 13 documents in name order, so one worker can get
-    every heavy chapter while the other gets the API pages. One document per task, the largest
-    source first (a long page tends to run long experiments), keeps both cores busy to the end."""
+NOTEBOOK_SECONDS = Path(__file__).with_name("notebook-seconds.json")
+"""How long each page's notebook took to execute in a build (seconds, by document name): the order in
+which the workers take the pages. Refreshed from a build's notebook cache by
+``python scripts/jb.py --record-seconds`` (a page missing from it is ordered by its size)."""
 
-    def size(docname):
+
+def _expected_seconds(docnames):
+    """Each document's expected reading time: its recorded execution time, else its size in bytes over
+    1,000 (a long page tends to run long experiments), so that unlisted pages still sort by size."""
+    recorded = json.loads(NOTEBOOK_SECONDS.read_text(encoding="utf-8")) if NOTEBOOK_SECONDS.exists() else {}
+
+    def expected(docname):
+        if docname in recorded:
+            return float(recorded[docname])
         for suffix in (".md", ".ipynb", ".rst"):
             if os.path.exists(docname + suffix):
-                return os.path.getsize(docname + suffix)
-        return 0
+                return os.path.getsize(docname + suffix) / 1000
+        return 0.0
 
-    return [[docname] for docname in sorted(docnames, key=size, reverse=True)]
+    return {docname: expected(docname) for docname in docnames}
+
+
+def _one_document_per_task(docnames, nproc, maxbatch=10):
+    """Sphinx hands each worker a batch of up to 13 documents in name order, so one worker can get
+    every heavy chapter while the other gets the API pages. One document per task, the longest first,
+    keeps both cores busy to the end (longest-processing-time-first scheduling).
+
+    Sphinx's ``ParallelTasks`` starts the first ``nproc`` tasks in order and then the waiting ones last
+    in, first out (``dict.popitem``): the list returned is the first ``nproc`` longest, then the rest
+    shortest first, so that the workers take the rest longest first."""
+    expected = _expected_seconds(docnames)
+    longest_first = sorted(docnames, key=lambda docname: (-expected[docname], docname))
+    workers = max(int(nproc), 1)
+    order = longest_first[:workers] + longest_first[workers:][::-1]
+    return [[docname] for docname in order]
+
+
+def record_seconds(cache_path="_build/.jupyter_cache", root="."):
+    """Writes NOTEBOOK_SECONDS from a build's notebook cache (jupyter-cache's execution times)."""
+    root = Path(root).resolve()
+    seconds = {}
+    for record in get_cache(cache_path).list_cache_records():
+        uri = Path(record.uri).resolve()
+        if uri.is_relative_to(root) and "execution_seconds" in record.data:
+            seconds[uri.relative_to(root).with_suffix("").as_posix()] = round(record.data["execution_seconds"], 1)
+    NOTEBOOK_SECONDS.write_text(json.dumps(dict(sorted(seconds.items())), indent=1) + "\n", encoding="utf-8")
+    print(f"jb.py: {len(seconds)} execution times in {NOTEBOOK_SECONDS}")
 
 
 sphinx.builders.make_chunks = _one_document_per_task
@@ -70,4 +107,7 @@ def _create_mystnb_config_and_cache(app):
 myst_nb.sphinx_ext.create_mystnb_config = _create_mystnb_config_and_cache
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if sys.argv[1:] == ["--record-seconds"]:
+        record_seconds()
+    else:
+        sys.exit(main())
