@@ -32,11 +32,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))  # the site's build (sitebuild) and the book's other extensions
 HTML = ROOT / "_build" / "html"
+SHARED_BUILD = ROOT / "_build" / ".build-of-this-run.json"
+"""The session's build, for the other pytest-xdist worker (:func:`book_build`)."""
 ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
        "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-
-MEASUREMENTS: list[str] = []
-"""Lines for the terminal summary (tests append to it)."""
 
 
 @dataclass
@@ -54,7 +53,7 @@ def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
 
 
-def _recorded_build() -> Build | None:
+def _recorded_build(measurements: list[str]) -> Build | None:
     """The last build of ``scripts/build.sh`` (e.g. ``scripts/build-book.sh``'s, just before
     ``scripts/test.sh`` in CI) when it succeeded from the files here now (``scripts/build_record.py``)."""
     spec = importlib.util.spec_from_file_location("build_record", ROOT / "scripts" / "build_record.py")
@@ -65,28 +64,47 @@ def _recorded_build() -> Build | None:
         return None
     log = str(record["log"])
     warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
-    MEASUREMENTS.append(f"book build: {record['seconds']:.0f} s (exit {record['returncode']}, {len(warnings)} "
+    measurements.append(f"book build: {record['seconds']:.0f} s (exit {record['returncode']}, {len(warnings)} "
                         f"warnings), scripts/build.sh's build of {record['finished']} from these files, not run again")
     return Build(int(record["returncode"]), log, float(record["seconds"]), warnings=warnings)
 
 
 @pytest.fixture(scope="session")
-def book_build() -> Build:
+def book_build(request: pytest.FixtureRequest, measurements: list[str]) -> Build:
     """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``), or
-    takes the build that ``scripts/build.sh`` has just made from the same files (its recorded log)."""
-    recorded = _recorded_build()
-    if recorded is not None:
-        return recorded
+    takes the build that ``scripts/build.sh`` has just made from the same files (its recorded log).
+
+    Under pytest-xdist (``scripts/test.sh``: two worker processes), the first worker that needs the
+    book builds it, holding ``_build/.build.lock``; the other waits for the lock and takes that build,
+    failed or not, from ``_build/.build-of-this-run.json`` (the test run's id in it): one build a run."""
+    from filelock import FileLock
+
+    run_id = getattr(request.config, "workerinput", {}).get("testrunuid")
+    SHARED_BUILD.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(SHARED_BUILD.with_name(".build.lock"))):
+        if run_id is not None and SHARED_BUILD.is_file():
+            shared = json.loads(SHARED_BUILD.read_text(encoding="utf-8"))
+            if shared.get("run") == run_id:
+                return Build(**shared["build"])
+        build = _recorded_build(measurements) or _build(measurements)
+        if run_id is not None:
+            SHARED_BUILD.write_text(json.dumps({"run": run_id, "build": {
+                "returncode": build.returncode, "log": build.log, "seconds": build.seconds,
+                "warnings": build.warnings}}), encoding="utf-8")
+        return build
+
+
+def _build(measurements: list[str]) -> Build:
+    """Runs ``scripts/build.sh`` (the README's build: ``scripts/build-book.sh`` = ``scripts/setup.sh`` + it)."""
     env = {**os.environ, **ENV}
     start = time.perf_counter()
-    # The build of the README's command (scripts/build-book.sh = scripts/setup.sh + this script).
     build = _run(["bash", "scripts/build.sh"], env)
     seconds = time.perf_counter() - start
     log = build.stdout + build.stderr
     # Sphinx's "path:line: WARNING: ..." (and ERROR/CRITICAL); not the kernels' own log lines
     # ("[IPKernelApp] WARNING | Kernel is running over TCP ..."), which say nothing of the book.
     warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
-    MEASUREMENTS.append(f"book build: {seconds:.0f} s (exit {build.returncode}, {len(warnings)} warnings)")
+    measurements.append(f"book build: {seconds:.0f} s (exit {build.returncode}, {len(warnings)} warnings)")
     return Build(build.returncode, log, seconds, warnings=warnings)
 
 
@@ -139,7 +157,7 @@ class DesktopVisit:
 
 
 @pytest.fixture(scope="session")
-def desktop_visits(site: Site, browser_pages: list[Path]) -> dict[str, DesktopVisit]:
+def desktop_visits(site: Site, browser_pages: list[Path], measurements: list[str]) -> dict[str, DesktopVisit]:
     """Every page (of the module-source pages, ``browser.MODULE_SAMPLE``) loaded once at 1280 x 900
     in a fresh context (empty cache and local storage),
     requests off the site aborted and recorded; once its figures, views, widgets and math are done
@@ -185,7 +203,7 @@ def desktop_visits(site: Site, browser_pages: list[Path]) -> dict[str, DesktopVi
     start = time.perf_counter()
     visits = dict(zip((path.relative_to(site.root).as_posix() for path in browser_pages),
                       in_parallel(browser_pages, visit)))
-    MEASUREMENTS.append(f"desktop visits: {len(visits)} pages in {time.perf_counter() - start:.0f} s "
+    measurements.append(f"desktop visits: {len(visits)} pages in {time.perf_counter() - start:.0f} s "
                         f"({BROWSER_WORKERS} browsers side by side)")
     return visits
 
@@ -196,8 +214,8 @@ class FigurePages:
     figures drawn, and kept open for the next test: one load a page instead of one a test. The tests
     start from whatever state the one before left (each picks its step or entry from the current one)."""
 
-    def __init__(self, chromium: Any, site: Site) -> None:
-        self._chromium, self._site = chromium, site
+    def __init__(self, chromium: Any, site: Site, measurements: list[str]) -> None:
+        self._chromium, self._site, self._measurements = chromium, site, measurements
         self._open: dict[str, tuple[Any, Any]] = {}
         self.uses = 0
 
@@ -211,7 +229,7 @@ class FigurePages:
         return self._open[name][1]
 
     def close(self) -> None:
-        MEASUREMENTS.append(f"figure pages: {len(self._open)} loaded once for {self.uses} uses by the slider, "
+        self._measurements.append(f"figure pages: {len(self._open)} loaded once for {self.uses} uses by the slider, "
                             "menu and keyboard tests")
         for context, _ in self._open.values():
             context.close()
@@ -219,19 +237,13 @@ class FigurePages:
 
 
 @pytest.fixture(scope="session")
-def figure_pages(chromium: Any, site: Site) -> Iterator[FigurePages]:
+def figure_pages(chromium: Any, site: Site, measurements: list[str]) -> Iterator[FigurePages]:
     """One open page a figure page, shared by the interaction tests (:class:`FigurePages`)."""
-    pages = FigurePages(chromium, site)
+    pages = FigurePages(chromium, site, measurements)
     try:
         yield pages
     finally:
         pages.close()
-
-
-@pytest.fixture(scope="session")
-def measurements() -> list[str]:
-    """Append a line here to have it printed in the terminal summary."""
-    return MEASUREMENTS
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -269,11 +281,3 @@ def site(built_html: Path) -> Iterator[Site]:
         yield Site(built_html, f"http://127.0.0.1:{server.server_address[1]}", errors)
     finally:
         server.shutdown()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Prints the measurements of the book tests (page sizes, transfers, slider latency)."""
-    if MEASUREMENTS:
-        terminalreporter.section("book: measurements")
-        for line in MEASUREMENTS:
-            terminalreporter.write_line(line)

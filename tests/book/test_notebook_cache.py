@@ -2,9 +2,11 @@
 so a change to the site's build alone (``book/_ext``) re-executes no notebook.
 
 The unit tests read the key of a copy of the repository's package and extensions, edited; the book
-test edits a module of the site's build in place (restored afterwards), rebuilds with
-``scripts/build.sh --all`` (every page read again) on the session's build, and reads jupyter-cache's
-records: not one notebook executed.
+test copies the repository with the session's build (``_build``: its notebook cache, doctrees and
+pages), edits a module of the site's build in the copy, rebuilds there with ``scripts/build.sh --all``
+(every page read again), and reads jupyter-cache's records: not one notebook executed. In a copy, so
+that the tests running side by side in the other process (``scripts/test.sh``) read the session's site
+and sources unchanged.
 """
 
 from __future__ import annotations
@@ -92,31 +94,53 @@ def _records(cache_dir: Path) -> set[tuple[int, str, str]]:
             for record in get_cache(str(cache_dir)).list_cache_records()}
 
 
+def _copy_with_build(destination: Path) -> Path:
+    """The repository as git sees it (its files, committed or not, and .git, for the build's revision and
+    the Chinese edition's drift), with the session's ``_build``; the environment and the npm folders that
+    git ignores linked, not copied."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode("utf-8", "surrogateescape")
+    for name in sorted(set(listed.split("\0")) - {""}):
+        source = ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    shutil.copytree(ROOT / ".git", destination / ".git", symlinks=True)
+    shutil.copytree(ROOT / "_build", destination / "_build", symlinks=True,
+                    ignore=shutil.ignore_patterns(".build.lock", ".build-of-this-run.json"))
+    for ignored in (".venv", "tools/site-bundles/node_modules", "tools/jupyterhub/node_modules"):
+        if (ROOT / ignored).exists():
+            (destination / ignored).parent.mkdir(parents=True, exist_ok=True)
+            (destination / ignored).symlink_to(ROOT / ignored, target_is_directory=True)
+    return destination
+
+
 @pytest.mark.book
 @pytest.mark.slow
-def test_a_change_to_the_sites_build_alone_re_executes_no_notebook(book_build, measurements: list[str]) -> None:
+def test_a_change_to_the_sites_build_alone_re_executes_no_notebook(book_build, measurements: list[str],
+                                                                    tmp_path: Path) -> None:
     assert book_build.returncode == 0, book_build.log[-3000:]
-    build_dir = ROOT / "_build"
-    assert (build_dir / ".notebook-key").read_text().strip() == cache_key.cache_key(ROOT)
+    copy = _copy_with_build(tmp_path / "repository")
+    build_dir = copy / "_build"
+    assert (build_dir / ".notebook-key").read_text().strip() == cache_key.cache_key(ROOT) == cache_key.cache_key(copy)
     before = _records(build_dir / ".jupyter_cache")
     assert len(before) >= 20, f"the session's build cached {len(before)} notebooks"
-    original = SITE_BUILD_FILE.read_bytes()
+    site_build_file = copy / SITE_BUILD_FILE.relative_to(ROOT)
+    site_build_file.write_bytes(site_build_file.read_bytes() + b"\n# edited by tests/book/test_notebook_cache.py\n")
+    assert cache_key.cache_key(copy) == (build_dir / ".notebook-key").read_text().strip()
     start = time.perf_counter()
-    try:
-        SITE_BUILD_FILE.write_bytes(original + b"\n# edited by tests/book/test_notebook_cache.py (restored after it)\n")
-        assert cache_key.cache_key(ROOT) == (build_dir / ".notebook-key").read_text().strip()
-        # --all: every page is read again, each of its notebooks taken from the cache or executed
-        run = subprocess.run(["bash", "scripts/build.sh", "--all"], cwd=ROOT, env={**os.environ, **ENV},
-                             capture_output=True, text=True, timeout=3600, check=False)
-    finally:
-        SITE_BUILD_FILE.write_bytes(original)
+    # --all: every page is read again, each of its notebooks taken from the cache or executed
+    run = subprocess.run(["bash", "scripts/build.sh", "--all"], cwd=copy, env={**os.environ, **ENV},
+                         capture_output=True, text=True, timeout=3600, check=False)
     seconds = time.perf_counter() - start
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-3000:]
-    english = log[:log.index("Source Folder: " + str(ROOT / "zh"))] if str(ROOT / "zh") in log else log
+    assert site_build_file.read_text(encoding="utf-8").endswith("# edited by tests/book/test_notebook_cache.py\n")
+    english = log[:log.index("Source Folder: " + str(copy / "zh"))] if str(copy / "zh") in log else log
+    assert f"Source Folder: {copy}" in english  # the copy was built, not the repository
     cached = english.count("Using cached notebook")
     assert "Executing notebook" not in log, log[-3000:]
     assert cached >= 20, f"only {cached} pages were read from the notebook cache"
     assert _records(build_dir / ".jupyter_cache") == before  # no record added or replaced: nothing executed
-    measurements.append(f"rebuild after a change to the site's build (build.sh --all): {seconds:.0f} s, "
+    measurements.append(f"rebuild after a change to the site's build (build.sh --all, in a copy): {seconds:.0f} s, "
                         f"{cached} pages read from the notebook cache, none executed")
