@@ -10,8 +10,15 @@ through xdist's ``workeroutput``."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import re
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +50,107 @@ def chromium() -> Iterator[object]:
             browser.close()
 
 
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+SHARED_BUILD = ROOT / "_build" / ".build-of-this-run.json"
+"""The session's build, for the other pytest-xdist worker (:func:`book_build`)."""
+ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+       "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+
+
+# --- the built book: built once a test run, by the first test that needs it ----------------------------------
+#
+# The book is built by ``scripts/build.sh``, the build step of the README's ``scripts/build-book.sh``
+# (``python -m sitebuild.vendor _build/html``, the site's build in ``book/_ext/sitebuild``, then
+# ``jupyter-book build . -W -n --keep-going`` and the Chinese edition), the first time a test asks for it;
+# every later test reuses that build. When ``scripts/build.sh`` has just built the book from the same files
+# (``scripts/build-book.sh`` before ``scripts/test.sh``), that build and its log are taken instead.
+
+
+@dataclass
+class Build:
+    """What the session's book build did."""
+
+    returncode: int
+    log: str
+    seconds: float
+    html: Path = HTML
+    warnings: list[str] = field(default_factory=list)
+
+
+def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
+
+
+def _recorded_build(measurements: list[str]) -> Build | None:
+    """The last build of ``scripts/build.sh`` (e.g. ``scripts/build-book.sh``'s, just before
+    ``scripts/test.sh`` in CI) when it succeeded from the files here now (``scripts/build_record.py``)."""
+    spec = importlib.util.spec_from_file_location("build_record", ROOT / "scripts" / "build_record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = module.reusable(ROOT)
+    if record is None:
+        return None
+    log = str(record["log"])
+    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
+    measurements.append(f"book build: {record['seconds']:.0f} s (exit {record['returncode']}, {len(warnings)} "
+                        f"warnings), scripts/build.sh's build of {record['finished']} from these files, not run again")
+    return Build(int(record["returncode"]), log, float(record["seconds"]), warnings=warnings)
+
+
+@pytest.fixture(scope="session")
+def book_build(request: pytest.FixtureRequest, measurements: list[str]) -> Build:
+    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``), or
+    takes the build that ``scripts/build.sh`` has just made from the same files (its recorded log).
+
+    Under pytest-xdist (``scripts/test.sh``: two worker processes), the first worker that needs the
+    book builds it, holding ``_build/.build.lock``; the other waits for the lock and takes that build,
+    failed or not, from ``_build/.build-of-this-run.json`` (the test run's id in it): one build a run."""
+    from filelock import FileLock
+
+    run_id = getattr(request.config, "workerinput", {}).get("testrunuid")
+    SHARED_BUILD.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(SHARED_BUILD.with_name(".build.lock"))):
+        if run_id is not None and SHARED_BUILD.is_file():
+            shared = json.loads(SHARED_BUILD.read_text(encoding="utf-8"))
+            if shared.get("run") == run_id:
+                return Build(**shared["build"])
+        build = _recorded_build(measurements) or _build(measurements)
+        if run_id is not None:
+            SHARED_BUILD.write_text(json.dumps({"run": run_id, "build": {
+                "returncode": build.returncode, "log": build.log, "seconds": build.seconds,
+                "warnings": build.warnings}}), encoding="utf-8")
+        return build
+
+
+def _build(measurements: list[str]) -> Build:
+    """Runs ``scripts/build.sh`` (the README's build: ``scripts/build-book.sh`` = ``scripts/setup.sh`` + it)."""
+    env = {**os.environ, **ENV}
+    start = time.perf_counter()
+    build = _run(["bash", "scripts/build.sh"], env)
+    seconds = time.perf_counter() - start
+    log = build.stdout + build.stderr
+    # Sphinx's "path:line: WARNING: ..." (and ERROR/CRITICAL); not the kernels' own log lines
+    # ("[IPKernelApp] WARNING | Kernel is running over TCP ..."), which say nothing of the book.
+    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
+    measurements.append(f"book build: {seconds:.0f} s (exit {build.returncode}, {len(warnings)} warnings)")
+    return Build(build.returncode, log, seconds, warnings=warnings)
+
+
+@pytest.fixture(scope="session")
+def built_html(request: pytest.FixtureRequest) -> Path:
+    """The built site; fails the test when the build did not get as far as writing its pages.
+    ``BOOK_SITE`` (a built ``_build/html``) tests that site instead, with no build: for checking a
+    page while working on it; the build's own tests still build."""
+    if os.environ.get("BOOK_SITE"):
+        return Path(os.environ["BOOK_SITE"]).resolve()
+    book_build = request.getfixturevalue("book_build")
+    if "build finished" not in book_build.log and "build succeeded" not in book_build.log:
+        pytest.fail(f"the book build did not finish (exit {book_build.returncode}):\n{book_build.log[-3000:]}")
+    return book_build.html
+
+
+
 DESKTOP_FILES = ("test_accessibility_browser.py", "test_browser.py", "test_page_weight.py")
 """The book's test files that share ``desktop_visits`` and ``figure_pages`` (tests/book/conftest.py): one
 pytest-xdist group, so that each page is loaded once in the run, not once a process."""
@@ -71,16 +179,19 @@ def _group(item: pytest.Item) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """One pytest-xdist group a test file (``DESKTOP_FILES`` together), and the order: the desktop visits'
-    group, the files that need no built book, the others (a stable sort: each file's tests keep their order;
-    ``scripts/test.sh`` passes ``--no-loadscope-reorder`` so that xdist keeps this order)."""
+    group, the files that need no built book and have no test marked book, the others. A stable sort: each
+    file's tests keep their order (``scripts/test.sh`` passes ``--no-loadscope-reorder``: xdist keeps it)."""
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
 
-    def needs_the_book(item: pytest.Item) -> bool:
-        return bool(set(BUILT_BOOK) & set(getattr(item, "fixturenames", ())))
+    def needs_the_book(item: pytest.Item) -> bool:  # this file's book_build or built_html (not a module's own)
+        info = getattr(item, "_fixtureinfo", None)
+        definitions = info.name2fixturedefs if info is not None else {}
+        return any(definition.baseid == "" or definition.baseid == "tests"
+                   for name in BUILT_BOOK for definition in definitions.get(name, ()))
 
-    # a file with one test that needs the book waits for the build: the whole file goes after the others
-    waits = {_group(item) for item in items if needs_the_book(item)}
+    # a file with one test that needs the book (or is marked book) goes after the package's tests
+    waits = {_group(item) for item in items if needs_the_book(item) or item.get_closest_marker("book")}
     items.sort(key=lambda item: 0 if _group(item) == "desktop visits" else 2 if _group(item) in waits else 1)
 
 

@@ -562,7 +562,11 @@ def test_a_tiny_book_built_for_a_fork_names_the_fork_everywhere(tmp_path: Path) 
 
 
 @pytest.fixture(scope="module")
-def built_site() -> Path:
+def built_site(request: pytest.FixtureRequest) -> Path:
+    """``BOOK_HTML``'s site when set (no build), else the session's build (``tests/conftest.py``'s ``built_html``,
+    which waits for the other test process's build)."""
+    if "BOOK_HTML" not in os.environ:
+        return request.getfixturevalue("built_html")
     if not (HTML / "index.html").is_file():
         pytest.fail(f"no built book in {HTML}: build it first (bash scripts/build.sh)")
     return HTML

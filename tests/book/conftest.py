@@ -1,29 +1,20 @@
-"""The built book, served locally, and headless Chromium: shared by the build and browser tests.
+"""The built book served locally, its pages, and the browsers' visits: shared by the site's tests.
 
-The book is built once per test session by ``scripts/build.sh``, the build step of the README's
-``scripts/build-book.sh`` (``python -m sitebuild.vendor _build/html``, the site's build in
-``book/_ext/sitebuild``, then ``jupyter-book build . -W -n --keep-going``), the first time a test
-asks for it; every later test of the session reuses that build. When ``scripts/build.sh`` has just
-built the book from the same files (``scripts/build-book.sh`` before ``scripts/test.sh``, as CI does),
-that build and its log are taken instead: the book is built once.
-Measurements (build time, page sizes, transferred bytes, slider latency) are printed in the
-terminal summary.
+The build itself (``book_build``, ``built_html``) is in ``tests/conftest.py``, for the tests outside this
+folder that read the built site too. Measurements (page sizes, transferred bytes, slider latency) are
+printed in the terminal summary.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
 import json
-import os
-import re
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,94 +22,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))  # the site's build (sitebuild) and the book's other extensions
-HTML = ROOT / "_build" / "html"
-SHARED_BUILD = ROOT / "_build" / ".build-of-this-run.json"
-"""The session's build, for the other pytest-xdist worker (:func:`book_build`)."""
-ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-       "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-
-
-@dataclass
-class Build:
-    """What the session's book build did."""
-
-    returncode: int
-    log: str
-    seconds: float
-    html: Path = HTML
-    warnings: list[str] = field(default_factory=list)
-
-
-def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
-
-
-def _recorded_build(measurements: list[str]) -> Build | None:
-    """The last build of ``scripts/build.sh`` (e.g. ``scripts/build-book.sh``'s, just before
-    ``scripts/test.sh`` in CI) when it succeeded from the files here now (``scripts/build_record.py``)."""
-    spec = importlib.util.spec_from_file_location("build_record", ROOT / "scripts" / "build_record.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    record = module.reusable(ROOT)
-    if record is None:
-        return None
-    log = str(record["log"])
-    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
-    measurements.append(f"book build: {record['seconds']:.0f} s (exit {record['returncode']}, {len(warnings)} "
-                        f"warnings), scripts/build.sh's build of {record['finished']} from these files, not run again")
-    return Build(int(record["returncode"]), log, float(record["seconds"]), warnings=warnings)
-
-
-@pytest.fixture(scope="session")
-def book_build(request: pytest.FixtureRequest, measurements: list[str]) -> Build:
-    """Builds the book once for the whole session (site assets, then ``jupyter-book build -W``), or
-    takes the build that ``scripts/build.sh`` has just made from the same files (its recorded log).
-
-    Under pytest-xdist (``scripts/test.sh``: two worker processes), the first worker that needs the
-    book builds it, holding ``_build/.build.lock``; the other waits for the lock and takes that build,
-    failed or not, from ``_build/.build-of-this-run.json`` (the test run's id in it): one build a run."""
-    from filelock import FileLock
-
-    run_id = getattr(request.config, "workerinput", {}).get("testrunuid")
-    SHARED_BUILD.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(SHARED_BUILD.with_name(".build.lock"))):
-        if run_id is not None and SHARED_BUILD.is_file():
-            shared = json.loads(SHARED_BUILD.read_text(encoding="utf-8"))
-            if shared.get("run") == run_id:
-                return Build(**shared["build"])
-        build = _recorded_build(measurements) or _build(measurements)
-        if run_id is not None:
-            SHARED_BUILD.write_text(json.dumps({"run": run_id, "build": {
-                "returncode": build.returncode, "log": build.log, "seconds": build.seconds,
-                "warnings": build.warnings}}), encoding="utf-8")
-        return build
-
-
-def _build(measurements: list[str]) -> Build:
-    """Runs ``scripts/build.sh`` (the README's build: ``scripts/build-book.sh`` = ``scripts/setup.sh`` + it)."""
-    env = {**os.environ, **ENV}
-    start = time.perf_counter()
-    build = _run(["bash", "scripts/build.sh"], env)
-    seconds = time.perf_counter() - start
-    log = build.stdout + build.stderr
-    # Sphinx's "path:line: WARNING: ..." (and ERROR/CRITICAL); not the kernels' own log lines
-    # ("[IPKernelApp] WARNING | Kernel is running over TCP ..."), which say nothing of the book.
-    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", line)]
-    measurements.append(f"book build: {seconds:.0f} s (exit {build.returncode}, {len(warnings)} warnings)")
-    return Build(build.returncode, log, seconds, warnings=warnings)
-
-
-@pytest.fixture(scope="session")
-def built_html(request: pytest.FixtureRequest) -> Path:
-    """The built site; fails the test when the build did not get as far as writing its pages.
-    ``BOOK_SITE`` (a built ``_build/html``) tests that site instead, with no build: for checking a
-    page while working on it; the build's own tests still build."""
-    if os.environ.get("BOOK_SITE"):
-        return Path(os.environ["BOOK_SITE"]).resolve()
-    book_build = request.getfixturevalue("book_build")
-    if "build finished" not in book_build.log and "build succeeded" not in book_build.log:
-        pytest.fail(f"the book build did not finish (exit {book_build.returncode}):\n{book_build.log[-3000:]}")
-    return book_build.html
 
 
 def site_pages(html: Path) -> list[Path]:

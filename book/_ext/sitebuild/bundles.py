@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 __all__ = ["ALLOWED_LICENCES", "BUNDLES", "D3_BUNDLE", "EsbuildBundle", "PLOTLY_BUNDLE", "PLOTLY_JS_VERSION",
            "PLOTLY_TRACE_TYPES", "TOOLS", "check_plotly_version", "plotly_js_version", "vendor_bundle"]
 
@@ -105,7 +107,14 @@ BUNDLES: tuple[EsbuildBundle, ...] = (PLOTLY_BUNDLE, D3_BUNDLE)
 
 
 def _npm_ci(tools: Path) -> None:
-    """``npm ci`` in ``tools``, unless its node_modules already holds exactly the lock file's packages."""
+    """``npm ci`` in ``tools``, unless its node_modules already holds exactly the lock file's packages.
+    Under a file lock (``tools/node_modules.lock``): ``npm ci`` deletes node_modules first, so two builds
+    at once (the test suite's two processes, say) would otherwise pull it from under each other."""
+    with FileLock(str(tools / "node_modules.lock")):
+        _npm_ci_unlocked(tools)
+
+
+def _npm_ci_unlocked(tools: Path) -> None:
     lock_hash = hashlib.sha256((tools / "package-lock.json").read_bytes()).hexdigest()
     stamp = tools / "node_modules" / ".book-lock-sha256"
     if stamp.is_file() and stamp.read_text().strip() == lock_hash:

@@ -29,6 +29,8 @@ import os
 import sys
 from pathlib import Path
 
+from filelock import FileLock
+
 from .bundles import BUNDLES, check_plotly_version, vendor_bundle
 from .icons import FONTAWESOME_ICONS, write_icons
 from .npm import FONTAWESOME_PACKAGE, NPM_PACKAGES, NpmPackage, copy_npm, fetch
@@ -67,14 +69,17 @@ def vendor_site_assets(html_dir: str | os.PathLike[str], cache: str | os.PathLik
     if _up_to_date(vendor):
         return vendor
     vendor.mkdir(parents=True, exist_ok=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
     entries = []
-    for package in NPM_PACKAGES:
-        tarball = fetch(package, cache_dir)
-        entry = {**copy_npm(package, tarball, vendor), "pinned": _pinned(package)}
-        if package is FONTAWESOME_PACKAGE:
-            write_icons(package, tarball, vendor, entry)
-        entries.append(entry)
-    entries.extend(vendor_bundle(bundle, vendor, cache_dir) for bundle in BUNDLES)
+    # One build at a time fills a cache (two `npm pack`s of one tarball would read each other's half-written file).
+    with FileLock(str(cache_dir / ".lock")):
+        for package in NPM_PACKAGES:
+            tarball = fetch(package, cache_dir)
+            entry = {**copy_npm(package, tarball, vendor), "pinned": _pinned(package)}
+            if package is FONTAWESOME_PACKAGE:
+                write_icons(package, tarball, vendor, entry)
+            entries.append(entry)
+        entries.extend(vendor_bundle(bundle, vendor, cache_dir) for bundle in BUNDLES)
     (vendor / MANIFEST).write_text(json.dumps({"packages": entries}, indent=1) + "\n")
     return vendor
 
