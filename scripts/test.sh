@@ -18,7 +18,8 @@ source .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PYDEVD_DISABLE_FILE_VALIDATION=1
 # Two processes side by side (pytest-xdist), one a core: one builds the book and then drives the browser
 # through every page, while the other runs the package's tests and then the other tests of the built
-# book. Each test file stays whole in one process (--dist loadgroup; tests/conftest.py groups and orders
-# them, and --no-loadscope-reorder keeps that order). TEST_WORKERS=0: one process, as plain pytest.
+# book. Each test file stays whole in one process (--dist loadfile, the three files that share the desktop
+# visits of every page as one: tests/conftest.py, which also orders them; --no-loadscope-reorder keeps that
+# order). TEST_WORKERS=0: one process, as plain pytest.
 # --durations: the slowest tests and fixtures, printed at the end of every run.
-python -m pytest -n "${TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder --durations=30 "$@"
+python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=30 "$@"

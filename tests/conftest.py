@@ -1,7 +1,7 @@
 """Shared test set-up: one thread for torch, the session's headless Chromium, the measurements printed at
 the end, and the order and groups of the tests for pytest-xdist.
 
-``scripts/test.sh`` runs the suite in two processes (pytest-xdist, ``--dist loadgroup``): each test file is
+``scripts/test.sh`` runs the suite in two processes (pytest-xdist, ``--dist loadfile``): each test file is
 one unit of work, kept whole in one process (its module and session fixtures are made once), and the three
 files that read the same desktop visits of every page (``DESKTOP_FILES``) are one unit. That unit goes
 first, then the tests that need no built book (the package's tests: they run in the other process while the
@@ -153,7 +153,7 @@ def built_html(request: pytest.FixtureRequest) -> Path:
 
 DESKTOP_FILES = ("test_accessibility_browser.py", "test_browser.py", "test_page_weight.py")
 """The book's test files that share ``desktop_visits`` and ``figure_pages`` (tests/book/conftest.py): one
-pytest-xdist group, so that each page is loaded once in the run, not once a process."""
+unit of work for pytest-xdist, so that each page is loaded once in the run, not once a process."""
 BUILT_BOOK = ("book_build", "built_html")
 """Fixtures that need the built book."""
 
@@ -171,18 +171,32 @@ def measurements(pytestconfig: pytest.Config) -> list[str]:
     return pytestconfig.stash[_MEASUREMENTS]
 
 
-def _group(item: pytest.Item) -> str:
-    if item.path.name in DESKTOP_FILES:
-        return "desktop visits"
-    return item.path.relative_to(item.config.rootpath).as_posix()
+def _scope(nodeid: str) -> str:
+    """The unit of work a test belongs to: its file, or "desktop visits" for ``DESKTOP_FILES``."""
+    path = nodeid.split("::", 1)[0]
+    return "desktop visits" if path.rsplit("/", 1)[-1] in DESKTOP_FILES else path
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (scripts/test.sh) with ``DESKTOP_FILES`` as one unit: xdist's own grouping
+    (``xdist_group`` marks, ``--dist loadgroup``) rewrites a private attribute that pytest 9 no longer reads."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return FileScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """One pytest-xdist group a test file (``DESKTOP_FILES`` together), and the order: the desktop visits'
-    group, the files that need no built book and have no test marked book, the others. A stable sort: each
-    file's tests keep their order (``scripts/test.sh`` passes ``--no-loadscope-reorder``: xdist keeps it)."""
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    """The order of the units of work (``_scope``): the desktop visits first, then the files that need no
+    built book and have no test marked book, then the others. A stable sort: each file's tests keep their
+    order (``scripts/test.sh`` passes ``--no-loadscope-reorder``: xdist keeps it)."""
 
     def needs_the_book(item: pytest.Item) -> bool:  # this file's book_build or built_html (not a module's own)
         info = getattr(item, "_fixtureinfo", None)
@@ -191,8 +205,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                    for name in BUILT_BOOK for definition in definitions.get(name, ()))
 
     # a file with one test that needs the book (or is marked book) goes after the package's tests
-    waits = {_group(item) for item in items if needs_the_book(item) or item.get_closest_marker("book")}
-    items.sort(key=lambda item: 0 if _group(item) == "desktop visits" else 2 if _group(item) in waits else 1)
+    waits = {_scope(item.nodeid) for item in items if needs_the_book(item) or item.get_closest_marker("book")}
+    items.sort(key=lambda item: 0 if _scope(item.nodeid) == "desktop visits" else 2 if _scope(item.nodeid) in waits
+               else 1)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
