@@ -22,7 +22,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PY
 # that share the desktop visits of every page as one: tests/conftest.py, which also orders them;
 # --no-loadscope-reorder keeps that order). On a 2-core machine that is faster for the package's tests alone
 # (-m "not book": 150 s instead of about 300) but slower for the whole suite (the build, run beside the
-# package's tests, took 1,418 s instead of 801: every part of it is bound by the two cores), so it is not the default.
+# package's tests, took 1,418 s against 1,104 s alone, clean clones the same day: every part of the suite is
+# bound by the two cores), so it is not the default.
 # --durations: the slowest tests and fixtures, printed at the end of every run.
 workers="${TEST_WORKERS:-0}"
 if [ "$workers" = 0 ]; then
