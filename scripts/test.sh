@@ -21,7 +21,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PY
 # other tests of the built book; each test file stays whole in one process (--dist loadfile, the three files
 # that share the desktop visits of every page as one: tests/conftest.py, which also orders them;
 # --no-loadscope-reorder keeps that order). On a 2-core machine that is faster for the package's tests alone
-# (-m "not book": 150 s instead of about 300) but slower for the whole suite (the build, run beside the
+# (-m "not book": 150 s, against 332 s in one measured earlier) but slower for the whole suite (the build, run beside the
 # package's tests, took 1,418 s against 1,104 s alone, clean clones the same day: every part of the suite is
 # bound by the two cores), so it is not the default.
 # --durations: the slowest tests and fixtures, printed at the end of every run.
