@@ -185,6 +185,24 @@ def test_row_spread_names_the_mistake(answer, words):
     assert not result.passed and words in result.message, result.message
 
 
+def test_row_spread_names_a_mistake_only_when_a_second_draw_shows_it():
+    # a made-up number can land within 1e-4 of a mistake by chance: here the first call returns the
+    # variance over every key (as if by chance), the next ones 2.02 d_k
+    calls = []
+
+    def once_all_keys(q, k):
+        calls.append(q.shape[-1])
+        if len(calls) == 1:
+            return (q @ k.reshape(-1, k.shape[-1]).T).var(-1).mean().item()
+        return 2.0 * q.shape[-1] * 1.01
+
+    predict(ch03.ROW_SPREAD_KEY, "smaller")
+    result = ch03.check_row_spread(once_all_keys)
+    assert not result.passed and len(calls) == 2, (calls, result.message)
+    assert "not the mean within-row variance" in result.message and "every key" not in result.message
+    assert f"d_k = {calls[0]}" in result.message  # the first draw's numbers, the one that was wrong
+
+
 def test_row_spread_inputs_are_fresh_so_a_table_of_answers_fails():
     seen = {}
 

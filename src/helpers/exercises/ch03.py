@@ -195,6 +195,21 @@ def _row_candidates(q: Tensor, k: Tensor) -> tuple[list[float], list[tuple[float
     return right, wrong
 
 
+def _row_draw(fn: Callable[[Tensor, Tensor], float], gen: torch.Generator,
+              language: str | None) -> tuple[str, dict[str, Any]]:
+    """One fresh draw for :func:`check_row_spread`: ``("right" | a mistake | "off", the message's fields)``."""
+    n, s, d_k = fresh_int(40, 160, gen), fresh_int(8, 40, gen), fresh_int(8, 160, gen)
+    q = torch.randn(n, d_k, generator=gen, dtype=torch.float64) + 1  # (N, E)
+    k = torch.randn(n, s, d_k, generator=gen, dtype=torch.float64) + 1  # (N, S, E)
+    right, wrong = _row_candidates(q, k)
+    result = call_watched(fn, q.clone(), k.clone(), language=language)
+    value = _as_number(result, phrase("ch03.what.row_variance", n=n, s=s, d_k=d_k), language)
+    # the nearest of the right values and the mistakes, within 1e-4 (an answer computed in float32 is exact)
+    candidates = [(r, "right") for r in right] + wrong
+    distance, nearest = min((abs(value - c) / max(abs(c), 1e-12), name) for c, name in candidates)
+    return (nearest if distance <= 1e-4 else "off"), {"n": n, "s": s, "d_k": d_k, "value": value}
+
+
 @checker
 def check_row_spread(fn: Callable[[Tensor, Tensor], float], *, language: str | None = None) -> CheckResult:
     """Check ``fn(queries, keys) -> variance`` of the scores *within a softmax row*, and the prediction.
@@ -225,21 +240,17 @@ def check_row_spread(fn: Callable[[Tensor, Tensor], float], *, language: str | N
     gen = fresh_generator()
     measured = 0.0
     for _ in range(3):
-        n, s, d_k = fresh_int(40, 160, gen), fresh_int(8, 40, gen), fresh_int(8, 160, gen)
-        q = torch.randn(n, d_k, generator=gen, dtype=torch.float64) + 1  # (N, E)
-        k = torch.randn(n, s, d_k, generator=gen, dtype=torch.float64) + 1  # (N, S, E)
-        right, wrong = _row_candidates(q, k)
-        result = call_watched(fn, q.clone(), k.clone(), language=language)
-        what = phrase("ch03.what.row_variance", n=n, s=s, d_k=d_k)
-        value = _as_number(result, what, language)
-        # the nearest of the right values and the mistakes, within 1e-4 (an answer computed in float32 is exact)
-        candidates = [(r, "right") for r in right] + wrong
-        distance, nearest = min((abs(value - c) / max(abs(c), 1e-12), name) for c, name in candidates)
-        if nearest == "right" and distance <= 1e-4:
-            measured = value
+        verdict, fields = _row_draw(fn, gen, language)
+        if verdict == "right":
+            measured = fields["value"]
             continue
-        mistake = nearest if distance <= 1e-4 else "off"
-        return CheckResult.of(False, f"ch03.row.{mistake}", language, n=n, s=s, d_k=d_k, value=value)
+        if verdict != "off" and _row_draw(fn, gen, language)[0] != verdict:
+            # one value can land within 1e-4 of a mistake by chance (a made-up 2.02 d_k is that close to the
+            # variance over every key in about 1 draw in 140): a mistake is named only when a second fresh
+            # draw shows the same one
+            verdict = "off"
+        return CheckResult.of(False, f"ch03.row.{verdict}", language, **fields)
+    d_k = fields["d_k"]
     reveal(ROW_SPREAD_KEY)
     if prediction.late:
         judged = phrase("ch03.row.late")
