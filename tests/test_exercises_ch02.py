@@ -137,6 +137,14 @@ def test_dot_flops_accepts_both_counts_and_a_counting_loop():
     assert ch02.check_dot_flops(lambda L, S, E: sum(2 for _ in range(L) for _ in range(S) for _ in range(E))).passed
 
 
+def test_dot_flops_sizes_give_every_miscount_a_number_of_its_own():
+    # e.g. L E = S makes 2 L S E^2 equal 2 S S E: such sizes are drawn again
+    assert ch02._flops_counts(2, 6, 3)["e_squared"] & ch02._flops_counts(2, 6, 3)["l_and_s"]
+    for seed in range(3000):
+        counts = list(ch02._flops_counts(*ch02._flops_sizes(torch.Generator().manual_seed(seed))).values())
+        assert sum(len(c) for c in counts) == len(set().union(*counts)), seed
+
+
 def test_dot_flops_names_the_mistake():
     _rejects(ch02.check_dot_flops(lambda L, S, E: L * S * E), "multiplications only")
     _rejects(ch02.check_dot_flops(lambda L, S, E: L * S), "counts the scores")

@@ -64,6 +64,7 @@ from helpers.train import num_threads
 
 __all__ = [
     "check_dot_scores",
+    "SPEEDUP_REQUIRED",
     "check_dot_flops",
     "check_euclidean_scores",
     "check_vectorised_cosine",
@@ -185,13 +186,22 @@ def check_dot_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str | 
 # --------------------------------------------------------------------------------------------
 
 
+def _flops_counts(L: int, S: int, E: int) -> dict[str, set[int]]:
+    """The right operation counts of ``Q K^T`` and each miscount the checker names, by verdict."""
+    return {"right": {2 * L * S * E, L * S * (2 * E - 1)}, "multiplies_only": {L * S * E}, "scores_only": {L * S},
+            "l_and_s": {2 * L * L * E, 2 * S * S * E, L * L * E, S * S * E},
+            "e_squared": {2 * L * S * E * E, L * S * E * E}}
+
+
 def _flops_sizes(generator: torch.Generator) -> tuple[int, int, int]:
-    """Fresh ``(L, S, E)`` for which every miscount the checker names gives a number of its own:
-    ``L != S``, neither twice the other, ``E >= 3``."""
+    """Fresh ``(L, S, E)`` for which every miscount the checker names gives a number of its own
+    (e.g. not ``S = 2L``, where ``2 L L E = L S E``, nor ``L E = S``, where ``2 L S E^2 = 2 S S E``)."""
     while True:
         L, S = _two_lengths(2, 40, generator)
-        if S != 2 * L and L != 2 * S:
-            return L, S, fresh_int(3, 128, generator)
+        E = fresh_int(3, 128, generator)
+        counts = list(_flops_counts(L, S, E).values())
+        if sum(len(c) for c in counts) == len(set().union(*counts)):
+            return L, S, E
 
 
 @checker
@@ -216,16 +226,16 @@ def check_dot_flops(fn: Callable[[int, int, int], int], *, language: str | None 
             return CheckResult.of(False, "ch02.flops.none", language)
         if not isinstance(result, (int, float)) or isinstance(result, bool):
             return CheckResult.of(False, "ch02.flops.not_number", language, type=type(result).__name__)
-        right = {2 * L * S * E, L * S * (2 * E - 1)}
-        if result in right:
+        counts = _flops_counts(L, S, E)
+        if result in counts["right"]:
             continue
-        if result == L * S * E:
+        if result in counts["multiplies_only"]:
             return CheckResult.of(False, "ch02.flops.multiplies_only", language, L=L, S=S, E=E, result=result)
-        if result == L * S:
+        if result in counts["scores_only"]:
             return CheckResult.of(False, "ch02.flops.scores_only", language, result=result)
-        if result in (2 * L * L * E, 2 * S * S * E, L * L * E, S * S * E):
+        if result in counts["l_and_s"]:
             return CheckResult.of(False, "ch02.flops.l_and_s", language, L=L, S=S, result=result)
-        if result in (2 * L * S * E * E, L * S * E * E):
+        if result in counts["e_squared"]:
             return CheckResult.of(False, "ch02.flops.e_squared", language, result=result)
         return CheckResult.of(False, "ch02.flops.wrong", language, L=L, S=S, E=E, result=result,
                               expected=2 * L * S * E)
@@ -351,6 +361,13 @@ calls whatever the size."""
 _CALL_SLACK = 10
 
 
+SPEEDUP_REQUIRED = 3
+"""How many times faster than the pair loop a vectorised cosine must be. The answer is timed under the
+watch, which traces its calls, and the loop is not: a right answer measured from 11x up on this book's
+2-core machine, and 9.8x in 2 checks of 110 with the machine busy (when 10x was required). 3x leaves
+room for that and still fails a loop over pairs, which the call count catches first."""
+
+
 @checker
 def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_size: int = 64,
                             language: str | None = None) -> CheckResult:
@@ -360,8 +377,8 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
     inputs where one query and one key are zero vectors (their scores must be 0, not NaN). Then run
     on inputs of fresh sizes up to ``speed_size`` (at least 6 times longer): its result must still be
     right, the number of calls it makes must not grow with the size (a loop over vectors does), and
-    it must be at least 10 times faster than the pair loop (less the watch's own cost, timed on a call that
-    does nothing). The answer may not call the package, nor
+    it must be at least :data:`SPEEDUP_REQUIRED` times faster than the pair loop (less the watch's own cost,
+    timed on a call that does nothing). The answer may not call the package, nor
     PyTorch's ``cosine_similarity``.
 
     Args:
@@ -431,8 +448,8 @@ def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_siz
             return CheckResult.of(False, "ch02.cosine.big_wrong", language, L=big_l, S=big_s, E=big_e,
                                   error=_max_error(result_big, expected_big))
     your_time = max(min(timings) - watch_cost, 1e-6)
-    loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=1)
-    if your_time * 10 > loop_time:
+    loop_time = _best_of(lambda: looped_cosine_scores(big_q, big_k), repeats=3)
+    if your_time * SPEEDUP_REQUIRED > loop_time:
         return CheckResult.of(False, "ch02.cosine.slow", language, L=big_l, S=big_s, your_ms=your_time * 1e3,
                               loop_ms=loop_time * 1e3)
     return CheckResult.of(True, "ch02.cosine.passed", language, speedup=loop_time / max(your_time, 1e-9),

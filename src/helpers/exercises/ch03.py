@@ -269,7 +269,8 @@ def check_row_spread(fn: Callable[[Tensor, Tensor], float], *, language: str | N
 
 def _jacobian_logits(gen: torch.Generator) -> Tensor:
     """Fresh logits ``(B1, B2, S)``: spread rows, one saturated row (entries of ±1000), one uniform row."""
-    shape = (fresh_int(1, 3, gen), fresh_int(2, 4, gen), fresh_int(3, 9, gen))
+    batch = fresh_int(1, 3, gen)
+    shape = (batch, fresh_int(3 if batch == 1 else 2, 4, gen), fresh_int(3, 9, gen))  # a spread row always
     logits = 3 * torch.randn(*shape, generator=gen, dtype=torch.float64)
     signs = torch.randint(0, 2, (shape[-1],), generator=gen, dtype=torch.float64) * 2 - 1
     signs[fresh_int(0, shape[-1] - 1, gen)] = 1.0  # at least one +1000

@@ -140,7 +140,7 @@ def _scaled_pairs(out: Tensor, x: Tensor, positions: Tensor, train_len: int, tar
 
 def _pi_cases(gen: torch.Generator) -> list[tuple[Tensor, Tensor, int, int]]:
     """Fresh (x, positions, train_len, target_len): an integer factor, then a fractional one; positions in
-    any order up to the target length, the last one always among them."""
+    any order up to the target length, the last one and 0 always among them."""
     cases = []
     for kind in ("integer", "fraction"):
         train_len = fresh_int(16, 256, gen)
@@ -148,7 +148,12 @@ def _pi_cases(gen: torch.Generator) -> list[tuple[Tensor, Tensor, int, int]]:
             train_len + fresh_int(train_len // 3, 3 * train_len, gen)
         length = fresh_int(4, 9, gen)
         positions = torch.randint(0, target_len, (length,), generator=gen)
-        positions[fresh_int(0, length - 1, gen)] = target_len - 1
+        last, zero = torch.randperm(length, generator=gen)[:2].tolist()
+        positions[last] = target_len - 1
+        # position 0 too: every rule rotates it by nothing, an off-by-one does not, so integer division or
+        # rounding is never mistaken for an off-by-one (drawn positions that all leave the same remainder
+        # by an integer factor made floor(m / k) equal (m - 1) / k at every one of them)
+        positions[zero] = 0
         shape = (fresh_int(1, 2, gen), fresh_int(1, 3, gen), length, 2 * fresh_int(4, 16, gen))
         cases.append((torch.randn(*shape, generator=gen), positions, train_len, target_len))
     return cases
@@ -330,15 +335,18 @@ def _rolling_formula(num_layers: int, num_heads: int, num_kv_heads: int, head_di
 
 def _rolling_configs(gen: torch.Generator) -> list[dict[str, int]]:
     """Mistral 7B's shape, then made-up models: fresh layers, heads (the key/value heads divide them),
-    head dims, windows, lengths (shorter and longer than the window) and element sizes."""
+    head dims, windows, lengths (shorter and longer than the window) and element sizes (1 and 4 bytes among them)."""
     configs = [dict(MISTRAL_7B)]
-    for longer in (True, False, True, True):
+    # 1 and 4 bytes among the made-up models: with 2 bytes everywhere (Mistral's), a fixed 2 would pass
+    sizes = [(1, 4, (1, 2, 4)[fresh_int(0, 2, gen)], (1, 2, 4)[fresh_int(0, 2, gen)])[i]
+             for i in torch.randperm(4, generator=gen).tolist()]
+    for longer, size in zip((True, False, True, True), sizes):
         kv_heads = fresh_int(1, 16, gen)
         window = fresh_int(2, 16_384, gen)
         seq_len = window + fresh_int(1, 100_000, gen) if longer else fresh_int(1, window - 1, gen)
         configs.append(dict(num_layers=fresh_int(2, 96, gen), num_heads=kv_heads * fresh_int(2, 8, gen),
                             num_kv_heads=kv_heads, head_dim=16 * fresh_int(1, 16, gen), window=window,
-                            seq_len=seq_len, bytes_per_value=(1, 2, 4)[fresh_int(0, 2, gen)]))
+                            seq_len=seq_len, bytes_per_value=size))
     return configs
 
 
