@@ -757,8 +757,8 @@ def check_masked_scores(fn: Callable[[Tensor, Tensor], Tensor], *, language: str
     every = [(dtype, two) for dtype in _MASK_DTYPES for two in (False, True)]
     # the first case: no broadcast; the second: an (L, S) mask, which always broadcasts (a (B, 1, L, S) one
     # does not when H = 1, and without one case that broadcasts, indexing with the mask would pass)
-    cases = [(*every[i], "full" if n == 0 else "square" if n == 1 else ("full", "batch", "square")[fresh_int(0, 2, gen)])
-             for n, i in enumerate(torch.randperm(len(every), generator=gen).tolist())]
+    shapes = ["full", "square"] + [("full", "batch", "square")[fresh_int(0, 2, gen)] for _ in every[2:]]
+    cases = [(*every[i], shape) for shape, i in zip(shapes, torch.randperm(len(every), generator=gen).tolist())]
     for dtype, two, shape in cases:
         scores64, masks = _mask_case(gen, two, shape)
         scores = scores64.to(dtype)
