@@ -298,6 +298,88 @@
                                 "margin.t": layout.margin.t + rise, height: layout.height + rise});
   }
 
+  // Plotly places a figure's title, legend, menus and panel titles where the figure says, whether or
+  // not they then overlap (a long title over a legend above the plot; on a phone, where the renderer
+  // wraps the titles and puts the legend under the plot, helpers.viz.renderer, more so). Each pass
+  // measures what collides, and moves the plot, a menu or the legend by what it takes: a menu over
+  // the panels' titles, the figure's title over what is under it, a legend under the plot over an
+  // axis' title or a slider (four passes at most: a relayout redraws).
+  function makeRoom(gd) {
+    if ((gd.__bookRoomPasses || 0) >= 4 || !gd._fullLayout) { gd.__bookRoomSettled = true; return; }
+    gd.__bookRoomPasses = (gd.__bookRoomPasses || 0) + 1;
+    var layout = gd._fullLayout, update = {}, grow = 0;
+    var boxes = function (selector) {
+      return Array.prototype.map.call(gd.querySelectorAll(selector), function (e) {
+        return e.getBoundingClientRect();
+      }).filter(function (r) { return r.width > 0 && r.height > 0; });
+    };
+    var clash = function (a, b) { return overlap(a, b) > 4; };
+    var notes = boxes(".annotation");
+    // 1. A menu and the panels' titles or an axis' title: a menu above the plot goes up, one under it
+    // down, and the plot makes room.
+    var plots = boxes(".bglayer .bg");
+    var plotTop = plots.length ? Math.min.apply(null, plots.map(function (r) { return r.top; })) : -Infinity;
+    var plotBottom = plots.length ? Math.max.apply(null, plots.map(function (r) { return r.bottom; })) : Infinity;
+    var texts = notes.concat(boxes(".g-xtitle, .g-x2title, .g-x3title"));
+    var menuRise = 0, menuDrop = 0;
+    Array.prototype.forEach.call(gd.querySelectorAll(".updatemenu-container .updatemenu-header"), function (menu) {
+      var m = menu.getBoundingClientRect(), hit = texts.filter(function (n) { return clash(m, n); });
+      if (!hit.length) { return; }
+      if (m.bottom <= plotTop + 4) {
+        var top = Math.min.apply(null, hit.map(function (n) { return n.top; }));
+        menuRise = Math.max(menuRise, Math.ceil(m.bottom + 4 - top));
+      } else if (m.top >= plotBottom - 4) {
+        var bottom = Math.max.apply(null, hit.map(function (n) { return n.bottom; }));
+        menuDrop = Math.max(menuDrop, Math.ceil(bottom + 4 - m.top));
+      }
+    });
+    if (menuRise > 0 || menuDrop > 0) {
+      (layout.updatemenus || []).forEach(function (menu, i) {
+        if (menu.y >= 1 && menuRise > 0) { update["updatemenus[" + i + "].y"] = menu.y + menuRise / layout._size.h; }
+        if (menu.y <= 0 && menuDrop > 0) { update["updatemenus[" + i + "].y"] = menu.y - menuDrop / layout._size.h; }
+      });
+      if (menuRise > 0) { update["margin.t"] = layout._size.t + menuRise; grow += menuRise; }
+      if (menuDrop > 0) { update["margin.b"] = layout._size.b + menuDrop; grow += menuDrop; }
+    } else {
+      // 2. The figure's title and what is under it: the plot goes down.
+      var title = boxes(".gtitle")[0];
+      if (title) {
+        var below = boxes(".annotation, .bglayer .bg, .updatemenu-header, .g-xtitle, .g-ytitle, .g-y2title")
+          .concat(gd.__bookLegendBelow ? [] : boxes(".legend"))
+          .filter(function (r) { return r.bottom > title.top + 2; });
+        if (below.length) {
+          var rise = Math.ceil(title.bottom + 6 - Math.min.apply(null, below.map(function (r) { return r.top; })));
+          if (rise > 0) {  // the title to the top of the figure, the plot down
+            update["margin.t"] = layout._size.t + rise;
+            grow += rise;
+            Object.assign(update, {"title.yref": "container", "title.y": 1, "title.yanchor": "top",
+                                   "title.pad.t": 8});
+          }
+        }
+      }
+    }
+    // 3. A legend under the plot and what is above it (tick labels, axis titles, sliders): the legend
+    // goes down. (The margins set are the ones Plotly drew, which it may have widened: autoexpand.)
+    var legend = boxes(".legend")[0];
+    if (legend && (gd.__bookLegendBelow || legend.top >= plotBottom - 2)) {
+      var above = boxes("g[class*='tick'] > text, .g-xtitle, .g-x2title, .g-x3title, .slider-group, .annotation")
+        .filter(function (r) { return r.top < legend.bottom && r.bottom > plotBottom - 2; });
+      var lowest = above.length ? Math.max.apply(null, above.map(function (r) { return r.bottom; })) : legend.top - 8;
+      var drop = Math.ceil(lowest + 8 - legend.top);
+      if (drop > 0) {
+        if (!gd.__bookLegendBelow && layout.legend.yref !== "container") {
+          update["legend.y"] = layout.legend.y - drop / layout._size.h;
+        }
+        update["margin.b"] = (update["margin.b"] || layout._size.b) + drop;
+        grow += drop;
+      }
+    }
+    if (!Object.keys(update).length) { gd.__bookRoomSettled = true; return; }
+    update.height = layout.height + grow;
+    gd.style.height = update.height + "px";
+    window.Plotly.relayout(gd, update).then(function () { makeRoom(gd); });
+  }
+
   function enhance(gd) {
     if (!gd || !gd._fullLayout) { return; }
     var wrapper = gd.closest(".book-plotly");
@@ -313,6 +395,7 @@
     gd.querySelectorAll(".slider-group").forEach(function (group) { enhanceSlider(gd, group); });
     gd.querySelectorAll(".updatemenu-header-group").forEach(function (group) { enhanceMenu(gd, group); });
     clearTitle(gd);
+    makeRoom(gd);
     if (!gd.__bookEvents && typeof gd.on === "function") {
       gd.__bookEvents = true;
       ["plotly_afterplot", "plotly_sliderchange", "plotly_animated", "plotly_buttonclicked", "plotly_relayout"]

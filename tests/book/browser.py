@@ -133,19 +133,48 @@ _READY = """async () => {
   return done();
 }""" % WAIT_MS
 
-_CLASHES = """() => {
-  // A figure's title and its menus (Plotly draws both in the top margin; neither avoids the other).
+_CLASHES = """async () => {
+  // What Plotly draws where the figure says, whether or not it overlaps: the title, the legend, the
+  // menus, the annotations (the panels' titles among them), the axes' titles (book.js's makeRoom moves
+  // them apart once drawn: wait for it). Also the text that runs past the figure's edges.
+  const figures = [...document.querySelectorAll('.book-plotly-figure')];
+  const deadline = Date.now() + 5000;
+  while (figures.some(gd => gd._fullLayout && !gd.__bookRoomSettled) && Date.now() < deadline) {
+    await new Promise(r => setTimeout(r, 50));
+  }
   const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left))
     * Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
-  return [...document.querySelectorAll('.book-plotly-figure')].flatMap(gd => {
+  const clashes = [], clipped = [];
+  for (const gd of figures) {
+    const named = [];
+    const add = (name, e) => {
+      const r = e.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) named.push([name, r]);
+    };
     const title = gd.querySelector('.gtitle');
-    if (!title || !title.textContent.trim()) return [];
-    const t = title.getBoundingClientRect();
-    return [...gd.querySelectorAll('.updatemenu-header')].map(m => m.getBoundingClientRect())
-      .filter(m => overlap(t, m) > 4)
-      .map(m => ({id: gd.id, title: title.textContent.slice(0, 80), titleRight: Math.round(t.right),
-                  menuLeft: Math.round(m.left), width: Math.round(gd.getBoundingClientRect().width)}));
-  });
+    if (title && title.textContent.trim()) add('title', title);
+    const legend = gd.querySelector('.legend');
+    if (legend) add('legend', legend.querySelector('.bg') || legend);
+    gd.querySelectorAll('.annotation').forEach(a => add('text "' + a.textContent.slice(0, 30) + '"', a));
+    gd.querySelectorAll('[class^="g-x"][class$="title"], [class^="g-y"][class$="title"]').forEach(a => {
+      if (a.textContent.trim()) add('axis title "' + a.textContent.slice(0, 30) + '"', a); });
+    gd.querySelectorAll('.updatemenu-header').forEach(m => add('menu', m));
+    for (let i = 0; i < named.length; i++) {
+      for (let j = i + 1; j < named.length; j++) {
+        const area = overlap(named[i][1], named[j][1]);
+        if (area > 20) clashes.push({id: gd.id, title: title ? title.textContent.slice(0, 60) : '',
+                                     clash: named[i][0] + ' over ' + named[j][0], area: Math.round(area)});
+      }
+    }
+    const svg = gd.querySelector('svg.main-svg').getBoundingClientRect();
+    gd.querySelectorAll('svg text').forEach(t => {
+      const r = t.getBoundingClientRect();
+      if (r.width > 0 && t.textContent.trim() && (r.right > svg.right + 2 || r.left < svg.left - 2)) {
+        clipped.push({id: gd.id, text: t.textContent.slice(0, 40)});
+      }
+    });
+  }
+  return {clashes, clipped};
 }"""
 
 _REPORT = """() => {
@@ -230,9 +259,10 @@ def unexpected(messages: list[str]) -> list[str]:
 
 
 def report(page: Any) -> dict[str, Any]:
-    """What this module reads from a loaded page (:data:`_REPORT`, with the figures' title clashes)."""
+    """What this module reads from a loaded page (:data:`_REPORT`, with the figures' text that overlaps, or runs past
+    their edges: :data:`_CLASHES`)."""
     result = evaluate_settled(page, _REPORT)
-    result["clashes"] = evaluate_settled(page, _CLASHES)
+    result.update(evaluate_settled(page, _CLASHES))
     return result
 
 

@@ -70,10 +70,14 @@ def test_every_plotly_figure_draws_its_traces(visits: dict[str, Visit]) -> None:
     assert not blank, blank
 
 
-def test_no_figure_title_runs_under_its_menu(visits: dict[str, Visit]) -> None:
-    """On a desktop screen (1280 px), every figure's title stays clear of its menus' buttons."""
+def test_no_figure_text_runs_into_another(visits: dict[str, Visit], measurements: list[str]) -> None:
+    """On a desktop screen (1280 px), no figure's title, legend, menu, annotation (a panel's title) or axis
+    title overlaps another. (Text that runs past a figure's edge is counted, not failed: the summary lists it.)"""
     clashes = {name: v.report["clashes"] for name, v in visits.items() if v.report["clashes"]}
-    assert not clashes, f"titles under a menu: {json.dumps(clashes, indent=1)}"
+    clipped = [f"{name} #{c['id']} {c['text']!r}" for name, v in visits.items() for c in v.report["clipped"]]
+    measurements.append(f"figure text past a figure's edge at 1280 px: {len(clipped)}"
+                        + "".join(f"\n  {c}" for c in clipped))
+    assert not clashes, f"figure text over other figure text: {json.dumps(clashes, indent=1)}"
 
 
 def bertviz_params(html: str) -> list[dict[str, Any]]:
@@ -329,10 +333,11 @@ def test_no_page_scrolls_sideways_on_a_phone(site: Any, browser_pages: list[Path
                                              measurements: list[str]) -> None:
     """Every page (the module-source pages: ``browser.MODULE_SAMPLE``) at 320 and 390 CSS px, touch
     and device scale 2: the page is exactly as wide as the viewport (long words wrap; wide tables,
-    code and math scroll in their own box), and no figure's title runs under its menu. One browser
+    code and math scroll in their own box), and no figure's text runs into another's (title, legend, menus,
+    annotations, axis titles; text past a figure's edge is counted in the summary). One browser
     context a width, every page loaded in it in turn (a warm cache changes no layout); the widths side by
     side, in browsers of their own (:func:`browser.in_parallel`)."""
-    wide, clashes, start = {}, {}, time.perf_counter()
+    wide, clashes, clipped, start = {}, {}, [], time.perf_counter()
 
     def at(browser: Any, width: int) -> None:
         context = browser.new_context(viewport={"width": width, "height": 800}, **PHONE)
@@ -346,16 +351,20 @@ def test_no_page_scrolls_sideways_on_a_phone(site: Any, browser_pages: list[Path
             if scroll_width != width:
                 wide[f"{path.relative_to(site.root).as_posix()} at {width} px"] = {
                     "scrollWidth": scroll_width, "sticking out": page.evaluate(_STICKING_OUT, width)}
-            found = page.evaluate(_CLASHES)
-            if found:
-                clashes[f"{path.relative_to(site.root).as_posix()} at {width} px"] = found
+            found = evaluate_settled(page, _CLASHES)
+            if found["clashes"]:
+                clashes[f"{path.relative_to(site.root).as_posix()} at {width} px"] = found["clashes"]
+            clipped.extend(f"{path.relative_to(site.root).as_posix()} at {width} px #{c['id']} {c['text']!r}"
+                           for c in found["clipped"])
         context.close()
 
     in_parallel(PHONE_WIDTHS, at)  # one browser a width
     measurements.append(f"phone widths: {len(browser_pages) * len(PHONE_WIDTHS)} page-width pairs in "
                         f"{time.perf_counter() - start:.0f} s, {len(wide)} wider than the screen")
+    measurements.append(f"figure text past a figure's edge on a phone: {len(clipped)}"
+                        + "".join(f"\n  {c}" for c in clipped))
     assert not wide, f"pages that scroll sideways on a phone: {json.dumps(wide, indent=1)}"
-    assert not clashes, f"figure titles under a menu on a phone: {json.dumps(clashes, indent=1)}"
+    assert not clashes, f"figure text over other figure text on a phone: {json.dumps(clashes, indent=1)}"
 
 
 def _touch(cdp: Any, kind: str, point: tuple[float, float] | None = None) -> None:
