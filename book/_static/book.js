@@ -298,6 +298,138 @@
                                 "margin.t": layout.margin.t + rise, height: layout.height + rise});
   }
 
+  // --- figures: text that would run off the figure or into its neighbours ---
+  // Each figure's script (helpers.viz.renderer) calls fit(gd, spec) before Plotly draws it; what
+  // still collides once drawn is moved apart by makeRoom (below).
+  function setPath(target, path, value) {
+    var keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+    for (var i = 0; i < keys.length - 1; i++) {
+      if (target[keys[i]] === undefined) { target[keys[i]] = /^\d+$/.test(keys[i + 1]) ? [] : {}; }
+      target = target[keys[i]];
+    }
+    target[keys[keys.length - 1]] = value;
+  }
+  function wrapWords(text, width) {
+    var lines = [], line = "";
+    String(text).split(" ").forEach(function (word) {
+      if (line && (line + " " + word).replace(/<[^>]+>/g, "").length > width) { lines.push(line); line = word; }
+      else { line = line ? line + " " + word : word; }
+    });
+    lines.push(line);
+    return lines;
+  }
+  function fit(gd, spec) {
+    // Text that would run off the figure or into its neighbours is wrapped, at every width: the title
+    // (beside the menu on a phone), the axes' titles to their axis, the panels' titles (annotations
+    // without an arrow) to the room up to their neighbours. Narrow screens (phones) also get a smaller
+    // title at the top, thinner colour bars, smaller margins and the legend under the plot. What
+    // still collides once drawn is moved apart by makeRoom.
+    var width = gd.getBoundingClientRect().width || document.documentElement.clientWidth;
+    var layout = spec.layout, narrow = width < 600, menu = (layout.updatemenus || []).length > 0;
+    var margin = layout.margin || {};
+    var chars = Math.max(16, Math.floor((width - (narrow && menu ? 150 : 24)) / (narrow ? 7.5 : 8.5))), extra = 0;
+    var titled = [layout].concat((spec.frames || []).map(function (f) { return f.layout; }));
+    titled.forEach(function (l) {
+      if (l && l.title && l.title.text) {
+        var lines = wrapWords(l.title.text, chars);
+        extra = Math.max(extra, lines.length - 1);
+        l.title.text = lines.join("<br>");
+      }
+    });
+    if (narrow) {
+      setPath(layout, "title.font.size", 13);
+      ["yref", "y", "yanchor", "pad.t"].forEach(function (key, i) {
+        setPath(layout, "title." + key, ["container", 1, "top", 16][i]);
+      });
+      layout.margin = {l: 44, r: 6, b: margin.b === undefined ? 48 : margin.b, t: (margin.t || 64) + 20 * extra};
+    } else if (extra) {
+      layout.margin = Object.assign({}, margin, {t: (margin.t === undefined ? 64 : margin.t) + 20 * extra});
+    }
+    layout.height = (layout.height || 450) + 20 * extra;
+    if (narrow || extra) { gd.style.height = layout.height + "px"; }
+    var m = layout.margin || {}, plotWidth = width - (m.l === undefined ? 80 : m.l) - (m.r === undefined ? 80 : m.r);
+    var plotHeight = layout.height - (m.t === undefined ? 100 : m.t) - (m.b === undefined ? 80 : m.b);
+    // The axes' titles: as many lines as their axis needs (about 9 px a character, room to spare).
+    Object.keys(layout).forEach(function (key) {
+      var axis = layout[key], title = /^[xy]axis\d*$/.test(key) && axis && axis.title;
+      var text = title && (typeof title === "string" ? title : title.text);
+      if (!text) { return; }
+      var domain = axis.domain || [0, 1], along = (key[0] === "x" ? plotWidth : plotHeight) * (domain[1] - domain[0]);
+      var lines = wrapWords(text, Math.max(10, Math.floor(along / 9)));
+      if (lines.length > 1) {
+        axis.title = typeof title === "string" ? {} : title;
+        axis.title.text = lines.join("<br>");
+        axis.automargin = true;
+      }
+    });
+    // The panels' titles and other free text (annotations without an arrow, on the paper or on a
+    // panel's domain): wrapped to the room up to their neighbours on the same row.
+    var span = function (ref) {  // the part of the plot's width that x = 0..1 spans: the paper, or an axis' domain
+      if (ref === "paper") { return 1; }
+      var axis = layout[ref.split(" ")[0].replace(/^x(\d*)$/, "xaxis$1")], domain = (axis && axis.domain) || [0, 1];
+      return domain[1] - domain[0];
+    };
+    var notes = (layout.annotations || []).filter(function (a) {
+      return a && a.text && a.showarrow === false && /^(paper|x\d* domain)$/.test(a.xref || "")
+        && /^(paper|y\d* domain)$/.test(a.yref || "");
+    });
+    notes.forEach(function (a) {
+      var x = a.x === undefined ? 0.5 : a.x, room = a.xanchor === "left" ? 1 - x : a.xanchor === "right" ? x
+        : 2 * Math.min(x, 1 - x);
+      notes.forEach(function (b) {
+        if (b !== a && b.xref === a.xref && b.yref === a.yref && Math.abs((b.y || 0) - (a.y || 0)) < 0.05) {
+          room = Math.min(room, Math.abs((b.x || 0) - x));
+        }
+      });
+      var size = narrow ? 11 : (a.font && a.font.size) || 13;
+      var roomPx = Math.max(room, 0.1) * span(a.xref) * plotWidth;
+      var lines = wrapWords(a.text, Math.max(8, Math.floor(roomPx / (size * 0.6))));
+      a.text = lines.join("<br>");
+      if (narrow) { setPath(a, "font.size", 11); }
+    });
+    if (narrow) {
+      // The legend: under the plot, across the width, each name wrapped to the width; the figure grows
+      // by the legend's height (estimated here, measured once drawn: book.js), so that Plotly neither
+      // shrinks the plot nor gives the legend a scroll bar.
+      var named = spec.data.filter(function (t) {  // (heatmaps and images are not in a legend unless asked)
+        return t.name && (t.showlegend === true || (t.showlegend !== false
+          && !/^(heatmap|contour|image|histogram2d|histogram2dcontour)$/.test(t.type || "scatter")));
+      });
+      if (layout.showlegend !== false && (named.length > 1 || layout.showlegend === true)) {
+        var perLine = Math.floor((width - 48) / 7.5), rows = 0, rowWidth = width, rowLines = 0;
+        named.forEach(function (t) {
+          var lines = wrapWords(t.name, perLine);
+          t.name = lines.join("<br>");
+          var entry = 40 + 7.5 * Math.max.apply(null, lines.map(function (l) {
+            return l.replace(/<[^>]+>/g, "").length;
+          }));
+          if (rowWidth + entry > width) { rows += rowLines; rowWidth = 0; rowLines = 0; }
+          rowWidth += entry; rowLines = Math.max(rowLines, lines.length);
+        });
+        var legendHeight = 19 * (rows + rowLines) + 12;
+        layout.legend = Object.assign(layout.legend || {}, {orientation: "h", xref: "container", x: 0, xanchor: "left",
+                                                           yref: "container", y: 0, yanchor: "bottom"});
+        layout.margin.b += legendHeight;
+        layout.height += legendHeight;
+        gd.style.height = layout.height + "px";
+        gd.__bookLegendBelow = true;
+      }
+      var bars = [layout.coloraxis && layout.coloraxis.colorbar]
+        .concat(spec.data.map(function (t) { return t.colorbar; }));
+      bars.forEach(function (bar) {
+        if (bar) { bar.thickness = 8; setPath(bar, "title.side", "top"); setPath(bar, "title.font.size", 11); }
+      });
+      // Token axes: upright labels, all of them, in a smaller font; the axis title gives way.
+      var x = layout.xaxis || {}, y = layout.yaxis || {};
+      if (x.type === "category" && y.type === "category" && spec.data.length && spec.data[0].x) {
+        var longest = Math.max.apply(null, spec.data[0].x.map(function (t) { return String(t).length; }));
+        x.tickangle = -90; setPath(x, "tickfont.size", 10); setPath(y, "tickfont.size", 10);
+        y.title = {text: ""};
+        (layout.sliders || []).forEach(function (s) { setPath(s, "pad.t", Math.round(longest * 6) + 44); });
+      }
+    }
+  }
+
   // Plotly places a figure's title, legend, menus and panel titles where the figure says, whether or
   // not they then overlap (a long title over a legend above the plot; on a phone, where the renderer
   // wraps the titles and puts the legend under the plot, helpers.viz.renderer, more so). Each pass
@@ -486,7 +618,7 @@
     link.setAttribute("href", link.getAttribute("href").split("#")[0] + window.location.hash);
   }, true);
 
-  window.bookFigures = {enhance: enhance, moveSlider: moveSlider};
+  window.bookFigures = {enhance: enhance, moveSlider: moveSlider, fit: fit};
   document.addEventListener("DOMContentLoaded", function () {
     schedule();
     // Views drawn later (widgets, BertViz, Plotly's redraws) are named as they appear.
