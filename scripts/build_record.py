@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -49,6 +50,7 @@ def fingerprint(root: Path = ROOT) -> str | None:
         digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     digest.update(sys.version.encode())
+    digest.update(f"HELPERS_SEED_OFFSET={os.environ.get('HELPERS_SEED_OFFSET', '').strip()}".encode())
     packages = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata["Name"])
     digest.update("\n".join(packages).encode())
     return digest.hexdigest()

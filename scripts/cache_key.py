@@ -15,15 +15,20 @@ how pages are written, never what a notebook computes, so a change there re-exec
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["NOTEBOOK_INPUTS", "cache_key", "notebook_inputs"]
+__all__ = ["NOTEBOOK_INPUTS", "NOTEBOOK_ENVIRONMENT", "cache_key", "notebook_inputs"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 NOTEBOOK_INPUTS = ("src/helpers",)
 """The folders, relative to the repository, whose Python files the notebooks run."""
+
+NOTEBOOK_ENVIRONMENT = ("HELPERS_SEED_OFFSET",)
+"""The environment variables that change what the notebooks compute (``helpers.seeding``): a build with
+another seed offset executes every notebook again instead of reusing the cache of another offset."""
 
 
 def notebook_inputs(root: Path = ROOT) -> list[Path]:
@@ -47,7 +52,8 @@ def notebook_inputs(root: Path = ROOT) -> list[Path]:
 
 
 def cache_key(root: Path = ROOT) -> str:
-    """The key: a SHA-256 of the path and content of every file of :func:`notebook_inputs`.
+    """The key: a SHA-256 of the path and content of every file of :func:`notebook_inputs`, and of the
+    values of :data:`NOTEBOOK_ENVIRONMENT` (when set and not empty, so an unset offset keeps the key).
 
     Args:
         root: The repository (a copy of it in a test).
@@ -58,6 +64,9 @@ def cache_key(root: Path = ROOT) -> str:
     digest = hashlib.sha256()
     for path in notebook_inputs(root):
         digest.update(path.as_posix().encode() + b"\0" + (root / path).read_bytes() + b"\0")
+    for name in NOTEBOOK_ENVIRONMENT:
+        if os.environ.get(name, "").strip():
+            digest.update(f"{name}={os.environ[name].strip()}".encode() + b"\0")
     return digest.hexdigest()[:16]
 
 

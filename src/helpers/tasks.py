@@ -26,6 +26,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from . import seeding
 from .checks import check_int, check_positive_int
 
 __all__ = [
@@ -51,9 +52,7 @@ FIRST_CONTENT_TOKEN: int = 2
 def _generator(seed: int) -> torch.Generator:
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} ({seed!r})")
-    gen = torch.Generator()
-    gen.manual_seed(seed)
-    return gen
+    return seeding.generator(seed)
 
 
 def _random_content(num_samples: int, seq_len: int, vocab_size: int, seed: int) -> Tensor:

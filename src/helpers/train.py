@@ -28,7 +28,6 @@ Explained in chapter 6 (warm-up, clipping, entropy monitoring); used in every ch
 from __future__ import annotations
 
 import math
-import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from . import seeding
 from .diagnostics import GradientNormTracker, attention_entropy
 
 __all__ = [
@@ -54,22 +54,15 @@ __all__ = [
 
 
 def set_seed(seed: int) -> None:
-    """Seed Python's ``random``, NumPy (when installed) and PyTorch, for a reproducible run.
+    """Seed Python's ``random``, NumPy and PyTorch with ``seed`` plus the book's seed offset.
 
-    Every experiment of the book calls it first (the same build gives the same figures).
+    Every experiment of the book calls it first (the same build gives the same figures); it is
+    :func:`helpers.seeding.manual_seed`, so ``HELPERS_SEED_OFFSET`` shifts it with every other seed.
 
     Args:
         seed: The seed.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__} ({seed!r})")
-    random.seed(seed)
-    torch.manual_seed(seed)
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency, but the loop does not need it
-        return
-    np.random.seed(seed % 2**32)
+    seeding.manual_seed(seed)
 
 
 @contextmanager

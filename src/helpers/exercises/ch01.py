@@ -51,6 +51,8 @@ from helpers.exercises.reader import (
 )
 from helpers.scores import additive_scores
 
+from .. import seeding
+
 __all__ = [
     "check_additive_scores",
     "check_masked_softmax",
@@ -569,7 +571,7 @@ def _trained_alignment(task: str, seq_len: int, hidden_size: int, steps: int, se
     from helpers.train import num_threads, set_seed  # noqa: PLC0415
 
     vocab_size = 12
-    gen = torch.Generator().manual_seed(seed + 777)
+    gen = seeding.generator(seed + 777)
     src = (torch.randperm(vocab_size - FIRST_CONTENT_TOKEN, generator=gen)[:seq_len] + FIRST_CONTENT_TOKEN)[None]
     target = {"copy": src, "reverse": src.flip(1), "sort": src.sort(dim=1).values}[task]  # (1, S), distinct
     with num_threads(1):

@@ -54,6 +54,8 @@ from helpers.experiments.scale_training import LearningRateSweep, learning_rate_
 from helpers.multihead import MultiHeadAttention
 from helpers.train import TrainingHistory
 
+from .. import seeding
+
 __all__ = [
     "MIN_SEEDS",
     "MIN_LEARNING_RATES",
@@ -688,7 +690,7 @@ def _fresh_layer(gen: torch.Generator) -> tuple[MultiHeadAttention, Tensor]:
             break
     embed_dim = num_heads * head_dim
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+        seeding.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
         layer = MultiHeadAttention(embed_dim, num_heads).double()
     x = torch.randn(fresh_int(1, 3, gen), length, embed_dim, generator=gen, dtype=torch.float64)
     return layer, x
@@ -783,7 +785,7 @@ def expected_entropy(d_k: int, num_keys: int = 16, *, scaled: bool = False, num_
     if not isinstance(d_k, int) or d_k < 1:
         raise ValueError(f"d_k must be a positive int, got {d_k!r}")
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(12345)
+        seeding.manual_seed(12345)
         squared_norm = torch.distributions.Chi2(torch.tensor(float(d_k), dtype=torch.float64)).sample((num_rows, 1))
         scores = torch.randn(num_rows, num_keys, dtype=torch.float64) * squared_norm.sqrt()  # (N, S)
     if scaled:
@@ -794,7 +796,7 @@ def expected_entropy(d_k: int, num_keys: int = 16, *, scaled: bool = False, num_
 @lru_cache(maxsize=32)
 def _entropy_at_std(std: float, num_keys: int, num_rows: int = 40_000) -> float:
     """Mean entropy of rows of ``num_keys`` independent ``N(0, std^2)`` scores."""
-    gen = torch.Generator().manual_seed(54321)
+    gen = seeding.generator(54321)
     return _mean_entropy(torch.randn(num_rows, num_keys, generator=gen, dtype=torch.float64) * std)
 
 

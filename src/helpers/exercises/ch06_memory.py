@@ -61,6 +61,8 @@ from helpers.exercises.reader import (
 from helpers.multihead import KVCache, MultiHeadAttention
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
 
+from .. import seeding
+
 __all__ = ["check_decode_step", "check_cache_bytes", "check_rope", "buggy_rope_attention", "check_rope_fix",
            "check_extrapolation_ranking", "check_online_softmax", "predict", "RANKING"]
 
@@ -84,7 +86,7 @@ def _pick(options: tuple[Any, ...], gen: torch.Generator) -> Any:
 def _seeded_layer(seed: int, d_model: int, heads: int, kv_heads: int | None = None) -> MultiHeadAttention:
     """A layer with weights drawn from ``seed``, without touching the reader's global random state."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        seeding.manual_seed(seed)
         return MultiHeadAttention(d_model, heads, num_kv_heads=kv_heads).eval()
 
 

@@ -50,6 +50,8 @@ from helpers.experiments import training_failures as tf
 from helpers.multihead import MultiHeadAttention
 from helpers.train import TrainingHistory, num_threads, set_seed, train
 
+from .. import seeding
+
 __all__ = ["check_head_entropy", "check_rollout", "BrokenHeadsRun", "train_broken_heads", "check_broken_heads",
            "buggy_pre_ln_block", "check_pre_ln_fix", "FAILING_SETTINGS", "SETTING_RANGES", "MECHANISMS",
            "WARMUP_PREDICTION", "predict", "check_post_ln_fix"]
@@ -343,7 +345,7 @@ _LAYERS, _HEADS = 2, 4  # MonitorLM's defaults
 
 def _default_broken(seed: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """The heads :func:`train_broken_heads` breaks for ``seed`` when it is not told which."""
-    order = torch.randperm(_LAYERS * _HEADS, generator=torch.Generator().manual_seed(7_000 + seed)).tolist()
+    order = torch.randperm(_LAYERS * _HEADS, generator=seeding.generator(7_000 + seed)).tolist()
     return divmod(order[0], _HEADS), divmod(order[1], _HEADS)
 
 
@@ -611,7 +613,7 @@ def _fresh_block(gen: torch.Generator) -> tuple[TransformerBlock, Tensor]:
     width = (8, 12, 16, 24)[fresh_int(0, 3, gen)]
     heads = (2, 4)[fresh_int(0, 1, gen)]
     with torch.random.fork_rng():
-        torch.manual_seed(fresh_int(0, 2**31 - 1, gen))
+        seeding.manual_seed(fresh_int(0, 2**31 - 1, gen))
         block = TransformerBlock(width, heads, norm_first=True).eval()
     with torch.no_grad():
         for norm in (block.self_attn_norm, block.ffn_norm):

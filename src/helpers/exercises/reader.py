@@ -9,7 +9,6 @@ checker never raises on a wrong answer, and writes no ``if failure is not None: 
 from __future__ import annotations
 
 import functools
-import secrets
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .. import seeding
 from . import CheckResult
 from .guard import (
     CallWatch,
@@ -144,7 +144,7 @@ def as_tensor(result: Any, what: str | Mapping[str, str], language: str | None =
 def fresh_generator() -> torch.Generator:
     """A generator seeded from the operating system: the inputs a checker draws with it cannot be known
     to the answer in advance (no table of precomputed outputs passes). Draw shapes with it too."""
-    return torch.Generator().manual_seed(secrets.randbits(63))
+    return seeding.fresh_generator()
 
 
 def fresh_int(low: int, high: int, generator: torch.Generator) -> int:

@@ -36,6 +36,8 @@ from helpers.multihead import KVCache
 from helpers.streaming import SinkKVCache, streaming_logits
 from helpers.train import num_threads, set_seed, train
 
+from .. import seeding
+
 __all__ = [
     "SINKS",
     "KINDS",
@@ -112,7 +114,7 @@ def marker_copy_language(
     """
     check_positive_int("num_samples", num_samples)
     check_int("length", length, minimum=2)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     c, n_off = config.num_content, len(config.offsets)
     tokens = torch.randint(0, c, (num_samples, length), generator=gen)  # (N, length): noise
     is_marker = torch.rand(num_samples, length, generator=gen) < config.marker_prob  # (N, length)

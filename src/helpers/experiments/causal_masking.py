@@ -30,6 +30,8 @@ from helpers.masks import padding_mask
 from helpers.models import TinyConfig, TinyGPT
 from helpers.train import num_threads, set_seed, train
 
+from .. import seeding
+
 __all__ = ["future_perturbation", "block_jacobian", "markov_sequences", "chain_entropy", "ChainRun",
            "train_chain_decoder",
            "mask_value_table", "MASK_METHODS", "MASK_ROWS", "float16_overflow_score",
@@ -54,7 +56,7 @@ def future_perturbation(model: TinyGPT, tokens: Tensor, t: int, *, seed: int = 0
     Returns:
         ``{"past": max change at positions <= t, "future": max change at positions > t}``.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     changed = tokens.clone()
     vocab = model.config.vocab_size
     changed[:, t + 1:] = (tokens[:, t + 1:] + torch.randint(1, vocab, tokens[:, t + 1:].shape, generator=gen)) % vocab
@@ -69,7 +71,7 @@ def block_jacobian(length: int = 8, embed_dim: int = 16, *, is_causal: bool, see
     Returns:
         ``(L, L)``: row ``i`` is output position ``i``, column ``j`` input position ``j``.
     """
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     block = TransformerBlock(embed_dim, 2).eval()
     x = torch.randn(length, embed_dim)
     jac = torch.autograd.functional.jacobian(
@@ -86,8 +88,8 @@ def markov_sequences(num_samples: int, length: int, vocab_size: int, *, follow: 
         ``(tokens, successor)``: ``(N, length)`` ids and the chain's ``(V,)`` successor table
         (a random permutation fixed by ``chain_seed``, the same for training and test data).
     """
-    successor = torch.randperm(vocab_size, generator=torch.Generator().manual_seed(chain_seed))
-    gen = torch.Generator().manual_seed(seed)
+    successor = torch.randperm(vocab_size, generator=seeding.generator(chain_seed))
+    gen = seeding.generator(seed)
     tokens = torch.empty(num_samples, length, dtype=torch.long)
     tokens[:, 0] = torch.randint(0, vocab_size, (num_samples,), generator=gen)
     follows = torch.rand(num_samples, length, generator=gen) < follow
@@ -257,7 +259,7 @@ def padding_broadcast(seed: int = 0) -> PaddingResult:
     loss is the cross-entropy of the real tokens only. Two changes that should not matter:
     new random content in the padding slots, and padding to length 9 instead of 6.
     """
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     block = TransformerBlock(16, 2).eval()
     readout = torch.nn.Linear(16, 8)
     lengths = torch.tensor([5, 3])

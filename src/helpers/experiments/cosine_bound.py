@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .. import seeding
 from ..checks import check_positive_int
 from ..train import num_threads
 from .recall import RecallConfig, RecallRun, train_recall
@@ -142,7 +143,7 @@ def cosine_task_ceiling(
 def _search(config: RecallConfig, seed: int, steps: int, batch_size: int, lr: float) -> tuple[float, float]:
     """One seed of :func:`cosine_task_ceiling`: the held-out mean weight on the match, and the largest weight."""
     E, K, N = config.head_dim, config.num_keys, config.num_keys + config.num_values
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     query_vectors = torch.randn(K, E, generator=gen).requires_grad_()  # (K, E): one per key token
     key_vectors = torch.randn(N, E, generator=gen).requires_grad_()  # (N, E): one per token
 

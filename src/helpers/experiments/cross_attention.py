@@ -20,6 +20,8 @@ from helpers.multihead import MultiHeadAttention
 from helpers.tasks import BOS_TOKEN, reverse_task
 from helpers.train import num_threads, set_seed, token_accuracy, train
 
+from .. import seeding
+
 __all__ = ["qkv_shapes", "ReversalRun", "train_reversal", "alignment_mass"]
 
 
@@ -30,7 +32,7 @@ def qkv_shapes(target_len: int = 5, source_len: int = 7, embed_dim: int = 16, nu
     Returns:
         Rows ``(kind, Q from, K and V from, weights shape, output shape)``.
     """
-    torch.manual_seed(0)
+    seeding.manual_seed(0)
     layer = MultiHeadAttention(embed_dim, num_heads)
     target = torch.randn(1, target_len, embed_dim)  # (B, L, D)
     source = torch.randn(1, source_len, embed_dim)  # (B, S, D)

@@ -33,6 +33,8 @@ from helpers.models import LogitsOnly, TinyConfig, TinyGPT
 from helpers.multihead import KVCache
 from helpers.train import num_threads, set_seed, train
 
+from .. import seeding
+
 __all__ = [
     "mean_spread",
     "cache_equivalence",
@@ -61,7 +63,7 @@ def mean_spread(values: Sequence[float]) -> tuple[float, float, float]:
 
 def _random_gpt(positional: str, seed: int, *, vocab_size: int = 32, embed_dim: int = 32) -> TinyGPT:
     """A tiny GPT with weights larger than the 0.02 init, so that its greedy output varies."""
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     config = TinyConfig(vocab_size=vocab_size, embed_dim=embed_dim, num_heads=4, num_layers=2,
                         max_positions=128, positional=positional)
     model = TinyGPT(config).eval()
@@ -90,7 +92,7 @@ def cache_equivalence(
     with num_threads(1):
         for positional in positionals:
             model = _random_gpt(positional, seed)
-            prompt = torch.randint(0, 32, (2, prompt_len), generator=torch.Generator().manual_seed(seed))
+            prompt = torch.randint(0, 32, (2, prompt_len), generator=seeding.generator(seed))
             cached = model.generate(prompt, new_tokens, use_cache=True)  # (B, L0 + T)
             full = model.generate(prompt, new_tokens, use_cache=False)  # (B, L0 + T)
             caches = model.new_kv_caches()
@@ -143,7 +145,7 @@ def decode_step_times(
     config = TinyConfig(vocab_size=32, embed_dim=embed_dim, num_heads=4, num_layers=num_layers,
                         max_positions=max(positions) + 1, positional="learned")
     model = TinyGPT(config).eval()
-    tokens = torch.randint(0, 32, (1, max(positions)), generator=torch.Generator().manual_seed(seed))
+    tokens = torch.randint(0, 32, (1, max(positions)), generator=seeding.generator(seed))
     without, with_cache = [], []
     with num_threads(1):
         for p in positions:
@@ -337,7 +339,7 @@ def kv_head_times(
     Returns:
         ``{"kv_heads", "cache_bytes", "grouped", "repeat_kv", "enable_gqa"}`` (times in seconds).
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     query = torch.randn(batch, num_heads, 1, head_dim, generator=gen)  # (B, H, 1, E)
     out: dict[str, list[float]] = {"kv_heads": [], "cache_bytes": [], "grouped": [], "repeat_kv": [], "enable_gqa": []}
     with num_threads(1):
@@ -390,7 +392,7 @@ def convert_kv_heads(model: TinyGPT, num_kv_heads: int, how: str = "mean", *, se
             or (old.num_kv_heads or heads) != heads:
         raise ValueError(f"model must be MHA with num_heads ({heads}) a multiple of num_kv_heads ({num_kv_heads})")
     config = TinyConfig(**{**vars(old), "num_kv_heads": num_kv_heads})
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     converted = TinyGPT(config)
     fresh = converted.state_dict()
     head_dim = old.embed_dim // heads

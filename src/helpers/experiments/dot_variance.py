@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from .. import seeding
 from ..checks import check_int, check_positive_int
 
 __all__ = ["DISTRIBUTIONS", "sample_entries", "theoretical_dot_variance", "VarianceSweep", "dot_product_variance",
@@ -179,7 +180,7 @@ def dot_product_variance(
         A :class:`VarianceSweep`.
     """
     check_int("num_samples", num_samples, 2)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     sizes = [d for d in d_ks if not (distribution == "layernorm" and d < 2)]
     measured, scaled, theory = [], [], []
     for d_k in sizes:
@@ -264,7 +265,7 @@ def within_row_variance(
     """
     check_int("num_queries", num_queries, 1)
     check_int("num_keys", num_keys, 2)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     sizes = [d for d in d_ks if not (distribution == "layernorm" and d < 2)]
     within, across = [], []
     for d_k in sizes:
@@ -301,7 +302,7 @@ def aligned_dot_stats(
     if not -1.0 <= alignment <= 1.0:
         raise ValueError(f"alignment must be in [-1, 1], got {alignment!r}")
     check_int("num_samples", num_samples, 2)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     out: dict[str, list[float]] = {"d_k": [], "mean": [], "std": [], "theory_mean": [], "theory_std": []}
     for d_k in d_ks:
         q = torch.randn(num_samples, d_k, generator=gen, dtype=torch.float64)  # (N, E)

@@ -28,6 +28,8 @@ from helpers.efficient_linear import linear_attention, performer_attention
 from helpers.masks import combine_masks, global_tokens_mask, sliding_window_mask
 from helpers.train import num_threads, set_seed, train
 
+from .. import seeding
+
 __all__ = ["VARIANTS", "lookup_task", "LookupModel", "LookupRun", "train_lookup"]
 
 VARIANTS = ("dense", "window", "window + global", "linear", "Performer")
@@ -44,7 +46,7 @@ def lookup_task(num_samples: int, num_pairs: int, *, num_keys: int = 32, num_val
         ``(keys, values, target)``: ``keys (N, P + 1)`` (the last one is the query),
         ``values (N, P + 1)`` (the last one is ``num_values``, "no value"), ``target (N,)``.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     keys = torch.rand(num_samples, num_keys, generator=gen).argsort(dim=1)[:, :num_pairs]  # distinct keys
     values = torch.randint(0, num_values, (num_samples, num_pairs), generator=gen)
     low = 0 if near is None else num_pairs - near
@@ -90,7 +92,7 @@ class LookupModel(nn.Module):
             out = linear_attention(q, k, v)
         elif self.variant == "Performer":
             out = performer_attention(q, k, v, num_features=self.features,
-                                      generator=torch.Generator().manual_seed(self.generator_seed))
+                                      generator=seeding.generator(self.generator_seed))
         else:
             out = scaled_dot_product_attention(q, k, v, attn_mask=self.mask)  # (B, H, L, E)
         out = out.transpose(1, 2).reshape(b, length, d)  # (B, L, D)

@@ -38,6 +38,8 @@ from helpers.efficient_linear import LinformerAttention, linear_attention, perfo
 from helpers.memory import TensorMemoryTracker
 from helpers.train import num_threads
 
+from .. import seeding
+
 __all__ = ["dense_attention", "sdpa_attention", "linformer_random_projection", "exponent_spread", "effective_keys",
            "performer_bias", "linformer_rank_d_output", "projection_inflation", "variant_functions", "DEFAULTS",
            "measure_cost",
@@ -86,7 +88,7 @@ def linformer_random_projection(q: Tensor, k: Tensor, v: Tensor, proj: Tensor, p
 def variant_functions(n: int, *, params: dict[str, int] | None = None, seed: int = 0) -> dict[str, Attention]:
     """Every variant of the chapter as ``f(q, k, v)`` for self-attention over ``n`` tokens."""
     p = {**DEFAULTS, **(params or {})}
-    gen = lambda: torch.Generator().manual_seed(seed)  # noqa: E731 - the same random blocks/features every call
+    gen = lambda: seeding.generator(seed)  # noqa: E731 - the same random blocks/features every call
     proj = torch.randn(p["linformer_k"], n, generator=gen()) / math.sqrt(p["linformer_k"])  # (k, n)
     return {
         "dense": dense_attention,
@@ -105,7 +107,7 @@ def variant_functions(n: int, *, params: dict[str, int] | None = None, seed: int
 def random_qkv(n: int, d: int = 32, *, heads: int = 1, score_std: float = 1.0, seed: int = 0
                ) -> tuple[Tensor, Tensor, Tensor]:
     """Random queries, keys and values; the scaled scores ``q . k / sqrt(d)`` have std ``score_std``."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q = torch.randn(1, heads, n, d, generator=gen) * math.sqrt(score_std)
     k = torch.randn(1, heads, n, d, generator=gen) * math.sqrt(score_std)
     v = torch.randn(1, heads, n, d, generator=gen)
@@ -263,7 +265,7 @@ def performer_error_curve(features: Sequence[int], *, n: int = 512, d: int = 32,
     exact = dense_attention(q, k, v)
     signal = (exact - v.mean(dim=-2, keepdim=True)).norm()
     return np.array([[((performer_attention(q, k, v, num_features=f, orthogonal=orthogonal,
-                                            generator=torch.Generator().manual_seed(s)) - exact).norm() / signal).item()
+                                            generator=seeding.generator(s)) - exact).norm() / signal).item()
                       for f in features] for s in seeds])
 
 
@@ -286,7 +288,7 @@ def linformer_error_curve(ks: Sequence[int], *, n: int = 512, d: int = 32, seeds
     for s in seeds:
         rows = {name: [] for name in curves}
         for k in ks:
-            gen = torch.Generator().manual_seed(s)
+            gen = seeding.generator(s)
             e, f = torch.randn(k, n, generator=gen), torch.randn(k, n, generator=gen)  # (k, n) each
             for name, out in (("E = F, entries N(0, 1/k)", linformer_random_projection(q, k_, v, e / math.sqrt(k))),
                               ("E, F independent, N(0, 1/k)",
@@ -332,7 +334,7 @@ def projection_inflation(ks: Sequence[int], *, n: int = 512, d: int = 32, seeds:
     """
     _, keys, _ = random_qkv(n, d)
     base = keys.norm(dim=-1).mean()
-    return np.array([[(torch.matmul(torch.randn(k, n, generator=torch.Generator().manual_seed(s)) / math.sqrt(k),
+    return np.array([[(torch.matmul(torch.randn(k, n, generator=seeding.generator(s)) / math.sqrt(k),
                                     keys).norm(dim=-1).mean() / base).item() for k in ks] for s in seeds])
 
 
@@ -376,13 +378,13 @@ def performer_bias(*, n: int = 16, d: int = 8, num_features: int = 8, draws: int
         ``spread_lemma2``, ``spread_sum_norms``: the standard deviation over pairs of the log of
         each ratio (0 when the formula tracks every pair).
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q, k, v = (torch.randn(n, d, generator=gen, dtype=torch.float64) for _ in range(3))  # (n, d) each
     root = d ** -0.25  # q' . k' = q . k / sqrt(d)
     q, k = q * math.sqrt(score_std) * root, k * math.sqrt(score_std) * root
     kernel = torch.exp(q @ k.T)  # (n, n)
     exact = (kernel / kernel.sum(-1, keepdim=True)) @ v  # (n, d)
-    w = torch.randn(draws, num_features, d, generator=torch.Generator().manual_seed(seed + 1),
+    w = torch.randn(draws, num_features, d, generator=seeding.generator(seed + 1),
                     dtype=torch.float64)  # (draws, F, d): i.i.d. N(0, I) rows
 
     def phi(x: Tensor) -> Tensor:  # (n, d) -> (draws, n, F)
@@ -410,7 +412,7 @@ def reordering_check(n: int = 256, d: int = 16, *, seed: int = 0) -> dict[str, f
 
     Returns: the max difference, and the multiply-add FLOPs of each order (2 per multiply-add).
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     phi = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731 - Katharopoulos' feature map
     q, k, v = (torch.randn(n, d, generator=gen, dtype=torch.float64) for _ in range(3))
     left = (phi(q) @ phi(k).T) @ v  # (n, n) x (n, d): 2 n^2 d + 2 n^2 d
@@ -427,7 +429,7 @@ def linformer_limits(seq_len: int = 64, k: int = 16, embed_dim: int = 32) -> dic
         ``error_longer``: the message a longer input raises; ``future_change``: max change of
         the *first* output when only the *last* token changes (a causal layer gives 0).
     """
-    torch.manual_seed(0)
+    seeding.manual_seed(0)
     layer = LinformerAttention(seq_len, k, embed_dim, 2)
     x = torch.randn(1, seq_len, embed_dim)
     try:

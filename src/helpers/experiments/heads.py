@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
+from .. import seeding
 from ..attention import scaled_dot_product_attention
 from ..checks import check_positive_int, check_positive_ints, check_tensor
 from ..multihead import MultiHeadAttention
@@ -334,7 +335,7 @@ def score_costs(embed_dim: int, num_heads: Sequence[int], *, batch_size: int = 8
     for h in heads:
         if embed_dim % h:
             raise ValueError(f"num_heads={h} must divide embed_dim={embed_dim}")
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     x = torch.randn(batch_size, seq_len, embed_dim)  # (B, L, D)
     nbytes, elements, readable, fused = [], [], [], []
     with num_threads(threads), torch.no_grad():
@@ -365,7 +366,7 @@ def score_ranks(embed_dim: int, num_heads: Sequence[int], *, seq_len: int = 32, 
         Number of heads -> the rank of each head's score matrix.
     """
     check_positive_int("embed_dim", embed_dim)
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     x = torch.randn(1, seq_len, embed_dim)
     ranks = {}
     for h in check_positive_ints("num_heads", num_heads):

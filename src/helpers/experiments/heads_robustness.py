@@ -109,7 +109,7 @@ def reinit_head(model: FilterHeads, head: int, *, qk_scale: float = 1.0, generat
         model: The model to change, in place.
         head: Which head, ``0 <= head < H``.
         qk_scale: Factor on the head's query and key projections after the re-draw (1: none).
-        generator: Source of the new weights; ``None`` for ``torch.Generator().manual_seed(head)``.
+        generator: Source of the new weights; ``None`` for ``seeding.generator(head)``.
     """
     _check_head(model.attention.num_heads, head)
     qk_scale = _check_scale("qk_scale", qk_scale)

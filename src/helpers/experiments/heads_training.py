@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .. import seeding
 from ..checks import check_positive_int, check_positive_ints
 from ..multihead import MultiHeadAttention
 from ..tasks import associative_recall_task, offset_filter_task
@@ -377,7 +378,7 @@ def importance_pruning(run: FilterRun, select_on: tuple[Tensor, Tensor] | None =
 
 def random_pruning(run: FilterRun, seed: int = 0) -> Pruning:
     """Remove heads in a random order: the baseline for the two informed orders."""
-    order = torch.randperm(run.num_heads, generator=torch.Generator().manual_seed(seed)).tolist()
+    order = torch.randperm(run.num_heads, generator=seeding.generator(seed)).tolist()
     return _prune_in_order(run, lambda keep: order[int((keep == 0).sum())])
 
 
@@ -402,11 +403,11 @@ def redraw_head(model: FilterHeads, head: int, generator: torch.Generator | None
     """Re-draw one head's rows of ``q_proj``, ``k_proj``, ``v_proj`` weights and zero its position bias, in place.
 
     Uniform in ``+-1/sqrt(D)`` (as :class:`torch.nn.Linear` initialises), drawn from ``generator``,
-    by default ``torch.Generator().manual_seed(head)``; the projections' biases are kept. The
+    by default ``seeding.generator(head)``; the projections' biases are kept. The
     ``"reinit"`` of :func:`break_one_head`, and the start of a bad head in
     :mod:`helpers.experiments.heads_robustness`.
     """
-    generator = torch.Generator().manual_seed(head) if generator is None else generator
+    generator = seeding.generator(head) if generator is None else generator
     attention = model.attention
     rows = slice(head * attention.head_dim, (head + 1) * attention.head_dim)  # the head's E rows of D
     with torch.no_grad():

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from .. import seeding
 from ..diagnostics import attention_rollout, norm_weighted_attention
 from ..models import TinyConfig, TinyEncoder
 from ..train import set_seed, train
@@ -45,7 +46,7 @@ SENTENCES = (
 
 def random_like(model: torch.nn.Module, *, seed: int = 0) -> torch.nn.Module:
     """The same architecture with freshly initialised (untrained) weights, in eval mode."""
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     fresh = type(model)(copy.deepcopy(model.config))
     return fresh.eval()
 
@@ -114,7 +115,7 @@ def trigger_batches(seed: int, *, batch: int = 32, length: int = 12, vocab: int 
         ``(tokens, labels, positions)``: tokens ``(B, L)``, the class ``(B,)`` (1 if the
         trigger is ``TRIGGERS[0]``), and the trigger's position ``(B,)``.
     """
-    g = torch.Generator().manual_seed(seed)
+    g = seeding.generator(seed)
     tokens = torch.randint(3, vocab, (batch, length), generator=g)  # filler ids 3..V-1
     tokens[:, 0] = CLS_ID
     positions = torch.randint(1, length, (batch,), generator=g)

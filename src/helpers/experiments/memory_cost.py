@@ -34,6 +34,8 @@ from helpers.models import TinyConfig, TinyGPT
 from helpers.multihead import MultiHeadAttention
 from helpers.train import cross_entropy_loss, num_threads
 
+from .. import seeding
+
 __all__ = [
     "attention_layer_memory",
     "checkpointing_trade",
@@ -60,7 +62,7 @@ def attention_layer_memory(
     Returns:
         ``{"n", "forward_peak", "backward_peak", "score_matrix_bytes"}`` (bytes).
     """
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     layer = MultiHeadAttention(embed_dim, num_heads)
     out: dict[str, list[float]] = {"n": [], "forward_peak": [], "backward_peak": [], "score_matrix_bytes": []}
     with num_threads(1):
@@ -108,14 +110,14 @@ def checkpointing_trade(
         tracked peak bytes of a step, its best CPU time, and the largest difference between the
         gradients of the two models (checkpointing recomputes; it must not change the result).
     """
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)
     config = TinyConfig(vocab_size=32, embed_dim=embed_dim, num_heads=4, num_layers=num_layers,
                         max_positions=seq_len, positional="learned")
     plain = TinyGPT(config)
     wrapped = TinyGPT(config)
     wrapped.load_state_dict(plain.state_dict())
     wrapped.stack.blocks = torch.nn.ModuleList(checkpointed(block) for block in wrapped.stack.blocks)
-    tokens = torch.randint(0, 32, (batch, seq_len + 1), generator=torch.Generator().manual_seed(seed))
+    tokens = torch.randint(0, 32, (batch, seq_len + 1), generator=seeding.generator(seed))
     with num_threads(1):
         plain_bytes, plain_seconds = _peak_and_time(plain, tokens, repeats)
         ckpt_bytes, ckpt_seconds = _peak_and_time(wrapped, tokens, repeats)
@@ -128,7 +130,7 @@ def checkpointing_trade(
 @torch.no_grad()
 def chunked_exactness(*, n: int = 1024, head_dim: int = 64, chunk_size: int = 128, seed: int = 0) -> dict[str, float]:
     """Max absolute difference between the online-softmax loop and softmax attention (float32 and float64)."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q, k, v = (torch.randn(1, 4, n, head_dim, generator=gen, dtype=torch.float64) for _ in range(3))
     out = {}
     for name, dtype in (("float32", torch.float32), ("float64", torch.float64)):
@@ -150,7 +152,7 @@ def chunked_memory(
     ``chunked loop``: :func:`helpers.chunked.online_softmax_attention`; ``fused``: PyTorch's fused
     kernel, whose scratch buffers the tracker cannot see (so only its time is reported).
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     out: dict[str, list[float]] = {"n": [], "materialised_bytes": [], "chunked_bytes": [],
                                    "materialised_seconds": [], "chunked_seconds": [], "fused_seconds": []}
     with num_threads(1):
@@ -182,7 +184,7 @@ def precision_memory(*, n: int = 1024, head_dim: int = 64, num_heads: int = 4, s
         "weights_dtype_bfloat16"}``: the inputs' bytes, the tracked peak of the forward, the largest
         difference of the bfloat16 output from the float32 one, and the dtype of the returned weights.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q, k, v = (torch.randn(1, num_heads, n, head_dim, generator=gen) for _ in range(3))
     out: dict[str, float] = {}
     results = {}
@@ -256,7 +258,7 @@ def training_memory(
             out["n"].append(float(n))
             out["score_matrix_bytes"].append(float(num_heads * n * n * 4))
             for name, attend in ways.items():
-                gen = torch.Generator().manual_seed(seed)
+                gen = seeding.generator(seed)
                 q, k, v = (torch.randn(1, num_heads, n, head_dim, generator=gen, requires_grad=True)
                            for _ in range(3))  # (B, H, n, E)
                 with TensorMemoryTracker() as tracker:
@@ -283,7 +285,7 @@ def recomputing_gradients(
     Returns:
         ``{"dense": (out, dq, dk, dv), "recomputing": (out, dq, dk, dv)}``.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     shapes = [(1, num_heads, n, head_dim), (1, num_kv_heads, n, head_dim), (1, num_kv_heads, n, head_dim)]
     q, k, v = (torch.randn(s, generator=gen, dtype=torch.float64, requires_grad=True) for s in shapes)
     upstream = torch.randn(1, num_heads, n, head_dim, generator=gen, dtype=torch.float64)  # dL/dO
@@ -322,7 +324,7 @@ def softmax_precision(*, n: int = 4096, head_dim: int = 64, seed: int = 0) -> di
         ``{"max_exp", "score_range", "float16_logit_inf", "float16_output_nan", "bfloat16_sum",
         "float32_sum", "n", "logit_true"}``.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     scores = 100 * torch.randn(8, n, generator=gen)  # (rows, n): scores spread over hundreds
     shifted = torch.exp(scores - scores.amax(dim=-1, keepdim=True))  # (rows, n)
     q = torch.full((1, head_dim), 40.0)  # (1, E)

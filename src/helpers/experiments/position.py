@@ -28,6 +28,8 @@ from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb, transforme
 from helpers.tasks import reverse_task
 from helpers.train import num_threads, set_seed, train
 
+from .. import seeding
+
 __all__ = [
     "ENCODINGS",
     "permutation_gaps",
@@ -136,7 +138,7 @@ def rope_offset_gap(*, head_dim: int = 64, max_position: int = 512, seed: int = 
     For random ``q, k`` and pairs ``(m, n)``, compares the score at ``(m, n)`` with the score at
     ``(m + s, n + s)`` for many shifts ``s``; the result is float32 rounding.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q = torch.randn(1, 1, 1, head_dim, generator=gen)  # (B, H, 1, E)
     k = torch.randn(1, 1, 1, head_dim, generator=gen)
     rope = RotaryEmbedding(head_dim)
@@ -162,7 +164,7 @@ def rope_scores_by_offset(*, head_dim: int = 64, max_offset: int = 256, seed: in
     Returns offsets, the mean score for identical ``q = k`` (RoPE's long-term decay, Su et al.
     section 3.4.3) and the same without RoPE (flat).
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q = torch.randn(num_pairs, head_dim, generator=gen)  # (N, E): q = k, the best-matching key
     rope = RotaryEmbedding(head_dim)
     offsets = list(range(0, max_offset + 1, 4))
@@ -191,7 +193,7 @@ def recurrence_sequences(
     Shape:
         output: ``(num, length)``
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     x = torch.zeros(num, length, dtype=torch.long)
     first = max(lags)
     x[:, :first] = torch.randint(0, vocab_size, (num, first), generator=gen)
@@ -403,7 +405,7 @@ def transformer_xl_terms(
         global content bias, global position bias), each ``(L, S)`` with ``S = memory + length``, not masked:
         keys after their query (``j > memory + i``) are masked by the model, not here.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     query = torch.randn(1, 1, length, head_dim, generator=gen)  # (B, H, L, E)
     key = torch.randn(1, 1, memory + length, head_dim, generator=gen)  # (B, H, S, E)
     w_r = torch.randn(1, rel_dim, head_dim, generator=gen) / (rel_dim / 2) ** 0.5  # (H, D_r, E): |R|^2 = D_r / 2

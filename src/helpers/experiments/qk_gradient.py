@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from .. import seeding
 from ..diagnostics import GradientNormTracker, saturation_stats, softmax_jacobian_norm
 from ..multihead import MultiHeadAttention
 from .logit_scale import with_logit_scale
@@ -103,11 +104,11 @@ def qk_gradient_sweep(
             0.0,
         )
         for offset in range(num_seeds):
-            torch.manual_seed(seed + offset)
+            seeding.manual_seed(seed + offset)
             layer = with_logit_scale(
                 MultiHeadAttention(d_k, 1, bias=False), 1 / math.sqrt(d_k) if scaled else 1.0
             )
-            gen = torch.Generator().manual_seed(10_000 + seed + offset)
+            gen = seeding.generator(10_000 + seed + offset)
             x = nn.functional.layer_norm(torch.randn(batch_size, seq_len, d_k, generator=gen), (d_k,))  # (B, L, D)
             target = torch.randn(batch_size, seq_len, d_k, generator=gen)  # (B, L, D)
             queries = []  # the query vectors, to read their gradient g_i

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from .. import seeding
 from ..checks import check_positive_ints
 from ..diagnostics import saturation_stats, softmax_jacobian_norm
 
@@ -89,7 +90,7 @@ def saturation_sweep(
     Returns:
         A :class:`SaturationSweep`.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     sweep = SaturationSweep(list(d_ks), num_keys, scaled, threshold=threshold)
     for d_k in d_ks:
         stats = saturation_stats(_gaussian_scores(d_k, num_rows, num_keys, scaled, gen), threshold=threshold)
@@ -125,7 +126,7 @@ def softmax_row_frames(
     sizes = check_positive_ints("d_ks", d_ks)
     if sorted(sizes) != sizes:
         raise ValueError(f"d_ks must be increasing, got {sizes}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     query = torch.randn(sizes[-1], generator=gen)  # (E_max,)
     keys = torch.randn(num_keys, sizes[-1], generator=gen)  # (S, E_max)
     scores = torch.stack([keys[:, :d] @ query[:d] for d in sizes])  # (F, S)
@@ -159,7 +160,7 @@ def jacobian_norm_sweep(
     Returns:
         ``{"logit_std", "frobenius", "spectral", "max_weight"}``, one list entry per ``sigma``.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     base = torch.randn(num_rows, num_keys, generator=gen)  # (N, S)
     out: dict[str, list[float]] = {"logit_std": [], "frobenius": [], "spectral": [], "max_weight": []}
     for sigma in logit_stds:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import seeding
 from ..checks import check_positive_int
 from ..diagnostics import attention_entropy
 from ..train import set_seed
@@ -98,7 +99,7 @@ def multihead_scale_bug(
     head_dim = embed_dim // num_heads
     scales = {"1/sqrt(head_dim)": 1 / math.sqrt(head_dim), "1/sqrt(d_model)": 1 / math.sqrt(embed_dim)}
     labels = {"1/sqrt(head_dim)": "÷ √head_dim (right)", "1/sqrt(d_model)": "÷ √d_model (bug)"}
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     q = torch.randn(num_samples, head_dim, generator=gen)  # (N, E)
     k = torch.randn(num_samples, head_dim, generator=gen)  # (N, E)
     dots = (q * k).sum(-1)  # (N,)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from .. import seeding
 from ..checks import check_positive_int
 from ..scores import (
     additive_scores,
@@ -223,7 +224,7 @@ def time_score_functions(
     Returns:
         The measured :class:`CostTable`.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     weight = torch.randn(dim, dim, generator=gen) / math.sqrt(dim)  # (E, E)
     w_q = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
     w_k = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
@@ -287,7 +288,7 @@ def additive_time_breakdown(
     """
     for name, value in (("n", n), ("dim", dim), ("hidden_dim", hidden_dim), ("repeats", repeats)):
         check_positive_int(name, value)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     query = torch.randn(n, dim, generator=gen)  # (L, E)
     key = torch.randn(n, dim, generator=gen)  # (S, E)
     w_q = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)

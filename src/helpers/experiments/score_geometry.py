@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .. import seeding
 from ..attention import masked_softmax
 from ..scores import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
 
@@ -85,7 +86,7 @@ def explorer_setup(*, hidden_dim: int = 8, seed: int = 0) -> GeometrySetup:
     lengths = torch.tensor([1.0, 1.0, 1.0, 0.4, 2.5])
     radians = torch.deg2rad(angles)
     keys = torch.stack([lengths * torch.cos(radians), lengths * torch.sin(radians)], dim=1)  # (S, 2)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     general_weight = torch.randn(2, 2, generator=gen) / math.sqrt(2)  # (2, 2)
     w_q = torch.randn(hidden_dim, 2, generator=gen)  # (A, 2)
     w_k = torch.randn(hidden_dim, 2, generator=gen)  # (A, 2)

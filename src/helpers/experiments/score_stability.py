@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from .. import seeding
 from ..scores import additive_scores, cosine_scores, dot_scores, general_scores, neg_euclidean_scores
 
 __all__ = ["STABILITY_SCORES", "StabilityResult", "stability_at_init"]
@@ -100,7 +101,7 @@ def stability_at_init(
     unknown = set(scores) - set(STABILITY_SCORES)
     if unknown:
         raise ValueError(f"scores must be among {STABILITY_SCORES}, got {sorted(unknown)}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     functions = {name: fn for name, fn in _score_functions(dim, hidden_dim, gen).items() if name in scores}
     score_std: dict[str, list[float]] = {n: [] for n in functions}
     grad_norm: dict[str, list[float]] = {n: [] for n in functions}

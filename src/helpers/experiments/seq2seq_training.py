@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor, nn
 
+from .. import seeding
 from ..checks import check_positive_int, check_positive_ints
 from ..rnn import Seq2SeqGRU
 from ..tasks import copy_task, reverse_task, sort_task
@@ -156,7 +157,7 @@ def train_seq2seq(
     """
     make = seq2seq_task(task)
     lengths = check_positive_ints("lengths", lengths)
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     picks = torch.randint(0, len(lengths), (steps,), generator=gen).tolist()
 
     def make_batch(step: int) -> tuple[tuple[Tensor, Tensor], Tensor]:

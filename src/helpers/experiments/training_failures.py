@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .. import seeding
 from ..diagnostics import GradientNormTracker, SaturationStats, attention_entropy, saturation_stats
 from ..models import TinyConfig, TinyGPT
 from ..multihead import MultiHeadAttention
@@ -55,7 +56,7 @@ def lag_batches(seed: int, *, batch: int = 16, length: int = 16, vocab: int = VO
     Shape:
         each batch: inputs ``(B, L)``, targets ``(B, L)``, both int64.
     """
-    generator = torch.Generator().manual_seed(10_000 + seed)
+    generator = seeding.generator(10_000 + seed)
 
     def make_batch(step: int) -> tuple[Tensor, Tensor]:
         tokens = torch.randint(0, vocab, (batch, length), generator=generator)  # (B, L)

@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from .. import seeding
 from ..checks import check_positive_int
 from ..positional import RotaryEmbedding, alibi_bias, alibi_slopes, relative_position_bucket, sinusoidal_encoding
 from .style import BLUE, SIGNED_COLORSCALE, VERMILLION, WEIGHT_COLORSCALE, as_array, base_layout, frame_step, slider
@@ -274,7 +275,7 @@ def t5_bucket_explorer(
         raise ValueError("num_buckets must hold at least one number of buckets, got an empty sequence")
     offsets = torch.arange(length)[None, :] - torch.arange(length)[:, None]  # (L, S): j - i
     line = torch.arange(-(length - 1), length)  # (2L - 1,): every offset
-    gen = torch.Generator().manual_seed(seed)
+    gen = seeding.generator(seed)
     steps = {}
     for n in num_buckets:
         bias = torch.randn(n, generator=gen)  # (n,): one number per bucket, as a head learns

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 import torch
 from IPython.display import display
 
+from .. import seeding
 from .bertviz import load_attention_model, sentence_attention
 from .heatmaps import attention_heatmap
 from .renderer import in_colab
@@ -145,7 +146,7 @@ def softmax_scores(d_k: int, n_keys: int = 8, *, scaled: bool = True, seed: int 
     """
     if not isinstance(d_k, int) or d_k < 1:
         raise ValueError(f"d_k must be a positive int, got {d_k!r}")
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeding.generator(seed)
     q = torch.randn(d_k, generator=generator, dtype=torch.float64)  # (E,)
     k = torch.randn(n_keys, d_k, generator=generator, dtype=torch.float64)  # (S, E)
     scores = k @ q  # (S, E) @ (E,) -> (S,)
