@@ -28,23 +28,17 @@ to English, and ``tests/test_editions.py`` lists the keys a language still lacks
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Mapping
-from pathlib import Path, PurePath
 from typing import Any
+
+from ..language import LANGUAGES, get_language, resolve_language, set_language
 
 __all__ = ["LANGUAGES", "CATALOGUE", "register", "phrase", "text", "resolve_language", "set_language", "get_language",
            "portable_fields"]
 
-LANGUAGES = ("en", "zh")
-"""The languages of the catalogue; the first is the default and the fallback."""
-ENVIRONMENT_VARIABLE = "HELPERS_LANGUAGE"
 
 CATALOGUE: dict[str, dict[str, str]] = {}
 """``key -> {language: template}``; a template is a ``str.format`` string with named fields."""
-
-_chosen: str | None = None
-
 
 def register(messages: Mapping[str, Mapping[str, str]]) -> None:
     """Adds a module's messages to the catalogue.
@@ -65,74 +59,6 @@ def register(messages: Mapping[str, Mapping[str, str]]) -> None:
         if unknown:
             raise ValueError(f"messages: {key!r} names unknown languages {sorted(unknown)}; known: {LANGUAGES}")
         CATALOGUE[key] = dict(templates)
-
-
-def _check_language(language: str, argument: str = "language") -> str:
-    if language not in LANGUAGES:
-        raise ValueError(f"{argument} must be one of {LANGUAGES}, got {language!r}")
-    return language
-
-
-def set_language(language: str | None) -> None:
-    """Sets the language of every checker's messages for this session (``None``: back to the default).
-
-    Args:
-        language: ``"en"``, ``"zh"`` or ``None``.
-
-    Raises:
-        ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
-    """
-    global _chosen
-    _chosen = None if language is None else _check_language(language)
-
-
-_EDITION_FOLDERS = ("notebooks", "book")
-"""The folders of an edition's notebooks: ``<language>/notebooks/...``, ``<language>/book/...``."""
-
-
-def _edition_language(path: str | os.PathLike[str]) -> str | None:
-    """The language of the edition a path lies in (``.../zh/notebooks/lab.ipynb``: ``"zh"``), or ``None``."""
-    parts = PurePath(path).parts
-    for here, below in zip(parts, parts[1:]):
-        if here in LANGUAGES[1:] and below in _EDITION_FOLDERS:
-            return here
-    return None
-
-
-def get_language() -> str:
-    """The language checkers use when they are not given one (see the module's docstring).
-
-    Returns:
-        One of :data:`~helpers.exercises.messages.LANGUAGES`.
-
-    Raises:
-        ValueError: ``HELPERS_LANGUAGE`` names a language not in :data:`~helpers.exercises.messages.LANGUAGES`.
-    """
-    if _chosen is not None:
-        return _chosen
-    if os.environ.get(ENVIRONMENT_VARIABLE):
-        return _check_language(os.environ[ENVIRONMENT_VARIABLE], ENVIRONMENT_VARIABLE)
-    try:
-        folder = Path.cwd()
-    except OSError:  # a working directory that was removed
-        folder = Path()
-    return (_edition_language(os.environ.get("JPY_SESSION_NAME", "")) or _edition_language(folder)
-            or LANGUAGES[0])
-
-
-def resolve_language(language: str | None) -> str:
-    """``language`` if given (checked), else :func:`get_language`.
-
-    Args:
-        language: A checker's ``language`` argument.
-
-    Returns:
-        One of :data:`~helpers.exercises.messages.LANGUAGES`.
-
-    Raises:
-        ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
-    """
-    return get_language() if language is None else _check_language(language)
 
 
 def _templates(key: str) -> dict[str, str]:

@@ -1,0 +1,113 @@
+"""helpers.claims: strict in the build (a failed claim fails it), a sentence and no stop in a reader's kernel."""
+
+import json
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from helpers.claims import ClaimFailed, claim, claims_mode
+from helpers.language import set_language
+
+
+@pytest.fixture(autouse=True)
+def _english(monkeypatch):
+    monkeypatch.delenv("HELPERS_CLAIMS", raising=False)
+    monkeypatch.delenv("HELPERS_CLAIMS_LOG", raising=False)
+    set_language("en")
+    yield
+    set_language(None)
+
+
+def test_a_claim_that_holds_says_nothing_and_returns_true(capsys, monkeypatch):
+    for mode in ("strict", "report"):
+        monkeypatch.setenv("HELPERS_CLAIMS", mode)
+        assert claim(2 > 1, "two is more than one", "二大于一", two=2) is True
+    assert capsys.readouterr().out == ""
+
+
+def test_strict_raises_with_the_statement_and_the_numbers(monkeypatch):
+    monkeypatch.setenv("HELPERS_CLAIMS", "strict")
+    with pytest.raises(ClaimFailed, match=r"additive attention is slower \(ratio = 0.8123\)") as raised:
+        claim(0.81234 > 2, "additive attention is slower", "加性注意力更慢", ratio=0.81234)
+    assert isinstance(raised.value, AssertionError)  # a build that failed on an assert still fails
+
+
+def test_report_prints_one_sentence_in_the_readers_language_and_goes_on(capsys, monkeypatch, tmp_path):
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.setenv("HELPERS_CLAIMS_LOG", str(log))
+    assert claim(False, "every seed trains", "每个种子都训练成功", failed=[0, 1, 0]) is False
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert out.startswith("The book found that every seed trains, but this run did not (failed = [0, 1, 0])")
+    set_language("zh")
+    assert claim(torch.tensor(False), "every seed trains", "每个种子都训练成功", share=np.float64(0.25)) is False
+    out = capsys.readouterr().out
+    assert out.startswith("本书构建时发现每个种子都训练成功，但这次运行没有（share = 0.25）")
+    assert [json.loads(line)["statement"] for line in log.read_text().splitlines()] == ["every seed trains"] * 2
+
+
+def test_numbers_are_shown_to_four_significant_digits():
+    with pytest.raises(ClaimFailed, match=r"x = 3.142, n = 1,024, d = \{a: 0.3333\}, t = \[1, 2\]"):
+        import os
+        os.environ["HELPERS_CLAIMS"] = "strict"
+        try:
+            claim(False, "s", "s", x=3.14159, n=1024, d={"a": 1 / 3}, t=torch.tensor([1, 2]))
+        finally:
+            del os.environ["HELPERS_CLAIMS"]
+
+
+def test_bad_input_names_the_argument(monkeypatch):
+    with pytest.raises(TypeError, match="holds must be one truth value, got a tensor of shape"):
+        claim(torch.tensor([True, False]), "s", "s")
+    with pytest.raises(TypeError, match="holds must be one truth value, got an array"):
+        claim(np.array([True, True]), "s", "s")
+    with pytest.raises(TypeError, match="statement_zh must be a non-empty string"):
+        claim(True, "s", "")
+    monkeypatch.setenv("HELPERS_CLAIMS", "loose")
+    with pytest.raises(ValueError, match="HELPERS_CLAIMS must be one of"):
+        claims_mode()
+
+
+def _notebook(*sources):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    return notebook
+
+
+FAILING = ("from helpers.claims import claim\n"
+           "claim(1 > 2, 'one is more than two', '一大于二', one=1, two=2)")
+
+
+def test_in_a_plain_kernel_a_failed_claim_is_reported_and_the_next_cell_runs(monkeypatch, tmp_path):
+    """As a reader's "Run all" in JupyterLab or Colab: the sentence, then the rest of the notebook."""
+    monkeypatch.delenv("HELPERS_LANGUAGE", raising=False)
+    notebook = _notebook(FAILING, "print('the next cell ran')")
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    first, second = ("".join(o.get("text", "") for o in cell.outputs) for cell in notebook.cells)
+    assert first.startswith("The book found that one is more than two, but this run did not (one = 1, two = 2)")
+    assert second == "the next cell ran\n"
+
+
+def test_in_a_chinese_editions_kernel_the_sentence_is_chinese(monkeypatch, tmp_path):
+    monkeypatch.delenv("HELPERS_LANGUAGE", raising=False)
+    folder = tmp_path / "zh" / "book" / "03-scaling"
+    folder.mkdir(parents=True)
+    notebook = _notebook(FAILING, "print('next')")
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    assert "".join(o.get("text", "") for o in notebook.cells[0].outputs).startswith("本书构建时发现一大于二")
+
+
+def test_in_a_strict_kernel_a_failed_claim_stops_the_notebook(monkeypatch, tmp_path):
+    """As the book's build: the page does not build."""
+    monkeypatch.setenv("HELPERS_CLAIMS", "strict")
+    notebook = _notebook(FAILING, "print('the next cell ran')")
+    with pytest.raises(CellExecutionError, match="ClaimFailed"):
+        NotebookClient(notebook, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert notebook.cells[1].outputs == []
