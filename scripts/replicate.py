@@ -118,6 +118,10 @@ def run_page(path: Path, env: dict[str, str], timeout: int) -> dict:
     notebook = jupytext.read(path)
     os.environ.update(env)
     os.environ["REPLICATE_NOTEBOOK"] = name
+    claims_log = None
+    if env.get("HELPERS_CLAIMS") == "report":  # every failed claim of the page, not only the first
+        claims_log = Path(tempfile.mkstemp(prefix="replicate-claims-", suffix=".jsonl")[1])
+        os.environ["HELPERS_CLAIMS_LOG"] = str(claims_log)
     client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
@@ -133,13 +137,17 @@ def run_page(path: Path, env: dict[str, str], timeout: int) -> dict:
         result["ok"] = False
         result["error"] = f"{type(error).__name__}: {error}"
     result["seconds"] = round(time.perf_counter() - start, 1)
-    outputs = []
+    reported = []
+    if claims_log is not None:
+        for line in claims_log.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            reported.append(f"claim does not hold: {record['statement']} ({record['found']})")
+        claims_log.unlink()
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             text = output.get("text", "")
-            if "[claim]" in text or "[replicate]" in text:
-                outputs.extend(line for line in text.splitlines() if "[claim]" in line or "[replicate]" in line)
-    result["reported"] = outputs
+            reported.extend(line for line in text.splitlines() if "[replicate]" in line)
+    result["reported"] = reported
     return result
 
 

@@ -3,10 +3,10 @@
 Every sentence of the book about a result ("additive attention is slower than the dot product", "every seed
 trains") is followed, in the cell that produces the result, by a claim that checks it::
 
-    claim(ratio > 2, "additive attention costs over twice the dot product", "加性注意力的开销是点积的两倍以上",
-          ratio=ratio)
+    claim(ratio > 2, "additive attention costs over twice the dot product", ratio=ratio)
 
-The English and the Chinese sentence say what the book found; the keyword arguments are this run's numbers.
+The sentence says what the book found; the keyword arguments are this run's numbers. Its Chinese is looked up
+in :data:`helpers.claim_text.STATEMENTS_ZH` (a test checks that every claim of the book has one).
 What a claim that does not hold does depends on ``HELPERS_CLAIMS``:
 
 - ``strict`` (the book's build and the replication run, ``scripts/replicate.sh``): it raises
@@ -31,6 +31,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .claim_text import STATEMENTS_ZH
 from .language import get_language
 
 __all__ = ["MODE_VARIABLE", "LOG_VARIABLE", "ClaimFailed", "claims_mode", "claim"]
@@ -99,14 +100,14 @@ def _truth(holds: Any) -> bool:
     return bool(holds)
 
 
-def claim(holds: Any, statement: str, statement_zh: str, /, **found: Any) -> bool:
+def claim(holds: Any, statement: str, /, **found: Any) -> bool:
     """Checks one of the book's findings in this run.
 
     Args:
         holds: Whether the finding holds in this run (a bool, or a one-element tensor or array).
         statement: What the book found, in English, as a clause that follows "The book found that"
-            (e.g. ``"additive attention costs over twice the dot product"``).
-        statement_zh: The same in Chinese, following "本书构建时发现".
+            (e.g. ``"additive attention costs over twice the dot product"``); its Chinese, which follows
+            "本书构建时发现", is ``STATEMENTS_ZH[statement]`` (English when it has none).
         **found: This run's numbers behind the finding, shown when it does not hold
             (e.g. ``ratio=1.7``).
 
@@ -115,12 +116,11 @@ def claim(holds: Any, statement: str, statement_zh: str, /, **found: Any) -> boo
 
     Raises:
         ClaimFailed: The finding does not hold and ``HELPERS_CLAIMS=strict``.
-        TypeError: ``holds`` has several elements, or a statement is not a non-empty string.
+        TypeError: ``holds`` has several elements, or ``statement`` is not a non-empty string.
         ValueError: ``HELPERS_CLAIMS`` names an unknown mode.
     """
-    for name, text in (("statement", statement), ("statement_zh", statement_zh)):
-        if not isinstance(text, str) or not text.strip():
-            raise TypeError(f"{name} must be a non-empty string, got {text!r}")
+    if not isinstance(statement, str) or not statement.strip():
+        raise TypeError(f"statement must be a non-empty string, got {statement!r}")
     mode = claims_mode()
     if _truth(holds):
         return True
@@ -128,7 +128,8 @@ def claim(holds: Any, statement: str, statement_zh: str, /, **found: Any) -> boo
     if mode == "strict":
         raise ClaimFailed(f"The book's claim does not hold in this run: {statement} ({shown or 'no numbers given'})")
     language = get_language()
-    text = _SENTENCE[language].format(statement=statement_zh if language == "zh" else statement,
+    said = STATEMENTS_ZH.get(statement, statement) if language == "zh" else statement
+    text = _SENTENCE[language].format(statement=said,
                                       found=shown or ("见上面的输出" if language == "zh" else "see the output above"))
     print(text)
     log = os.environ.get(LOG_VARIABLE)
