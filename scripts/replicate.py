@@ -119,10 +119,9 @@ def run_page(path: Path, env: dict[str, str], timeout: int) -> dict:
     notebook = jupytext.read(path)
     os.environ.update(env)
     os.environ["REPLICATE_NOTEBOOK"] = name
-    claims_log = None
-    if env.get("HELPERS_CLAIMS") == "report":  # every failed claim of the page, not only the first
-        claims_log = Path(tempfile.mkstemp(prefix="replicate-claims-", suffix=".jsonl")[1])
-        os.environ["HELPERS_CLAIMS_LOG"] = str(claims_log)
+    # every claim the page checks, held or not, with its numbers (in report mode the page goes on past a failed one)
+    claims_log = Path(tempfile.mkstemp(prefix="replicate-claims-", suffix=".jsonl")[1])
+    os.environ["HELPERS_CLAIMS_LOG"] = str(claims_log)
     client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
@@ -139,10 +138,10 @@ def run_page(path: Path, env: dict[str, str], timeout: int) -> dict:
         result["error"] = f"{type(error).__name__}: {error}"
     result["seconds"] = round(time.perf_counter() - start, 1)
     reported = []
-    if claims_log is not None:
-        for line in claims_log.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            reported.append(f"claim does not hold: {record['statement']} ({record['found']})")
+    if claims_log.exists():
+        records = [json.loads(line) for line in claims_log.read_text(encoding="utf-8").splitlines()]
+        reported = [f"claim does not hold: {r['statement']} ({r['found']})" for r in records if not r["holds"]]
+        result["claims"] = records
         claims_log.unlink()
     for cell in notebook.cells:
         for output in cell.get("outputs", []):

@@ -52,7 +52,11 @@ def test_report_prints_one_sentence_in_the_readers_language_and_goes_on(capsys, 
     assert claim(torch.tensor(False), "every seed trains", share=np.float64(0.25)) is False
     out = capsys.readouterr().out
     assert out.startswith("本书构建时发现每个种子都训练成功，但这次运行没有（share = 0.25）")
-    assert [json.loads(line)["statement"] for line in log.read_text().splitlines()] == ["every seed trains"] * 2
+    claim(True, "every seed trains", share=np.float64(1.0))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["statement"], r["holds"]) for r in records] == [("every seed trains", False)] * 2 + [
+        ("every seed trains", True)]
+    assert records[0]["values"] == {"failed": [0, 1, 0]} and records[2]["values"] == {"share": 1.0}
 
 
 def test_numbers_are_shown_to_four_significant_digits():

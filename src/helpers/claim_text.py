@@ -81,8 +81,8 @@ STATEMENTS_ZH: dict[str, str] = {
         "在最大的尺寸上，即使按查询循环也比一次矩阵乘法慢两倍以上",
     "the two projections take under 1 % of additive scoring's time":
         "两次投影占加性打分用时的不到 1%",
-    "writing the (L, S, A) tensor and taking its tanh take over 80 % of additive scoring's time":
-        "写出 (L, S, A) 张量并对其取 tanh 占加性打分用时的 80% 以上",
+    "the three passes over the (L, S, A) tensor take over 90 % of additive scoring's time":
+        "对 (L, S, A) 张量的三遍计算占加性打分用时的 90% 以上",
     "the steps timed apart add up to about the whole call (0.6-1.6 times)":
         "分开计时的各步加起来约等于整个调用的用时（0.6-1.6 倍）",
     "the model's query vectors start with lengths between 1 and 5":

@@ -15,8 +15,11 @@ What a claim that does not hold does depends on ``HELPERS_CLAIMS``:
 - unset, or ``report`` (a reader's kernel: JupyterLab, Colab, a hub): it prints one sentence in the reader's
   language (:mod:`helpers.language`) saying what the book found and what this run found, and the notebook
   goes on. A reader's CPU, seeds or thread count may differ from the build's, and "Run all" should not stop
-  at a hidden cell because of it. With ``HELPERS_CLAIMS_LOG=<file>`` each failed claim is also appended
-  to that file as a line of JSON (the replication run's report).
+  at a hidden cell because of it.
+
+With ``HELPERS_CLAIMS_LOG=<file>`` every claim checked, held or not, is appended to that file as a line of JSON
+(its sentence, whether it held, this run's numbers): the replication run reads it to list the claims that fail
+and to show how far from its threshold each one is under every variation.
 
 A claim is for a *finding*: something that should hold wherever the book runs (a rate over seeds with a
 margin, a ratio far from its threshold). A description of this run ("1 of 3 seeds ...") is glued, not
@@ -39,7 +42,7 @@ __all__ = ["MODE_VARIABLE", "LOG_VARIABLE", "ClaimFailed", "claims_mode", "claim
 MODE_VARIABLE = "HELPERS_CLAIMS"
 """The environment variable that makes a failed claim raise (``strict``) or report (unset, ``report``)."""
 LOG_VARIABLE = "HELPERS_CLAIMS_LOG"
-"""The environment variable naming a file to which each failed claim is appended (report mode)."""
+"""The environment variable naming a file to which every claim checked is appended (one JSON line each)."""
 
 _MODES = ("strict", "report")
 
@@ -91,6 +94,21 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _plain(value: Any) -> Any:
+    """A value as JSON can store it: tensors and arrays as lists, mappings with string keys, the rest by ``str``."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [_plain(item) for item in value]
+    return str(value)
+
+
 def _truth(holds: Any) -> bool:
     if hasattr(holds, "numel"):  # a tensor: one element, or it has no single truth
         if holds.numel() != 1:
@@ -122,9 +140,16 @@ def claim(holds: Any, statement: str, /, **found: Any) -> bool:
     if not isinstance(statement, str) or not statement.strip():
         raise TypeError(f"statement must be a non-empty string, got {statement!r}")
     mode = claims_mode()
-    if _truth(holds):
-        return True
+    held = _truth(holds)
     shown = ", ".join(f"{name} = {_shown(value)}" for name, value in found.items())
+    log = os.environ.get(LOG_VARIABLE)
+    if log:
+        with open(log, "a", encoding="utf-8") as file:
+            file.write(json.dumps({"statement": statement, "holds": held, "found": shown,
+                                   "values": {name: _plain(value) for name, value in found.items()}},
+                                  ensure_ascii=False) + "\n")
+    if held:
+        return True
     if mode == "strict":
         raise ClaimFailed(f"The book's claim does not hold in this run: {statement} ({shown or 'no numbers given'})")
     language = get_language()
@@ -132,8 +157,4 @@ def claim(holds: Any, statement: str, /, **found: Any) -> bool:
     text = _SENTENCE[language].format(statement=said,
                                       found=shown or ("见上面的输出" if language == "zh" else "see the output above"))
     print(text)
-    log = os.environ.get(LOG_VARIABLE)
-    if log:
-        with open(log, "a", encoding="utf-8") as file:
-            file.write(json.dumps({"statement": statement, "found": shown}, ensure_ascii=False) + "\n")
     return False
