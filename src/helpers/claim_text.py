@@ -445,18 +445,18 @@ STATEMENTS_ZH: dict[str, str] = {
     "the one-layer model's map names the trigger at least 0.3 more often than the two-layer model's last map, every seed":
         "单层模型的注意力图指出触发词的比例比两层模型最后一层的图至少高 0.3，每个种子都如此",
     # book/06-pitfalls/02-training.md
-    "up to lr 0.01 every setting trains in every seed":
-        "学习率不超过 0.01 时，每种设置在每个种子上都能训练",
-    "at lr 0.03 Post-LN fails in every seed, with or without warm-up":
-        "学习率为 0.03 时，无论有没有预热，Post-LN 在每个种子上都失败",
-    "at lr 0.03 Pre-LN with warm-up trains in every seed":
-        "学习率为 0.03 时，带预热的 Pre-LN 在每个种子上都能训练",
-    "at lr 0.03 Pre-LN without warm-up fails in some seeds and trains in others":
-        "学习率为 0.03 时，不带预热的 Pre-LN 在一些种子上失败，在另一些上能训练",
-    "at lr 0.03 warm-up lowers Pre-LN's mean final loss":
-        "学习率为 0.03 时，预热降低了 Pre-LN 的平均最终损失",
-    "Pre-LN with warm-up at 0.03 ends over three times above Post-LN's loss at 0.01":
-        "在 0.03 下带预热的 Pre-LN 最终损失是 Post-LN 在 0.01 下的三倍以上",
+    "at lr 0.003 every run of every setting trains":
+        "学习率为 0.003 时，每种设置的每次运行都能训练",
+    "at lr 0.01 at most a quarter of the runs fail":
+        "学习率为 0.01 时，失败的运行不超过四分之一",
+    "at lr 0.03 Post-LN fails in at least 10 of 12 seeds, with or without warm-up":
+        "学习率为 0.03 时，无论加不加预热，Post-LN 在 12 个种子中至少有 10 个失败",
+    "at lr 0.03 Pre-LN with warm-up trains in at least 8 of 12 seeds":
+        "学习率为 0.03 时，加预热的 Pre-LN 在 12 个种子中至少有 8 个能训练",
+    "at lr 0.03 Pre-LN without warm-up fails more often than with it and less often than Post-LN":
+        "学习率为 0.03 时，不加预热的 Pre-LN 比加预热时失败得多，又比 Post-LN 失败得少",
+    "Pre-LN with warm-up ends at 0.03 over three times above its loss at 0.01 (medians over seeds)":
+        "加预热的 Pre-LN 在 0.03 下的最终损失是它在 0.01 下的三倍以上（按种子取中位数）",
     "at initialisation Post-LN's block gradients are over three times more uneven than Pre-LN's":
         "初始化时，Post-LN 各块梯度的不均匀程度是 Pre-LN 的三倍以上",
     "clipping does not rescue Post-LN at lr 0.03: every clipped seed still fails":
