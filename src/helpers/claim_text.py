@@ -467,16 +467,18 @@ STATEMENTS_ZH: dict[str, str] = {
         "不裁剪时，尖峰毁掉了每个种子",
     "with clipping every spiked seed trains":
         "裁剪后，每个有尖峰的种子都能训练",
-    "the low-entropy alarm fires in every collapsing run and in no healthy one":
-        "低熵警报在每个塌缩的运行中都响起，在健康的运行中都不响",
+    "the low-entropy alarm fires in no healthy run":
+        "低熵警报在任何一次健康的运行中都不响",
+    "the low-entropy alarm fires in all collapsing runs but at most one":
+        "低熵警报在坍缩的运行中至多漏掉一次",
     "the high-entropy alarm fires in every uniform run and in no other":
         "高熵警报在每个均匀注意力的运行中都响起，在其他运行中都不响",
-    "entropy collapse costs loss (over 0.3) and QK-norm restores it (under 0.1)":
-        "熵塌缩会增加损失（超过 0.3），QK-norm 使其恢复（低于 0.1）",
+    "entropy collapse leaves the loss above 1 and QK-norm at the same learning rate trains it below 0.3":
+        "熵坍缩使损失停在 1 以上，而同样学习率下的 QK-norm 把它训练到 0.3 以下",
     "uniform attention leaves the loss high (over 0.5) while the baseline trains (under 0.1)":
         "均匀注意力使损失居高不下（超过 0.5），而基线能训练（低于 0.1）",
-    "at lr 0.1 σReparam prevents the collapse in every seed but learns nothing":
-        "学习率为 0.1 时，σReparam 在每个种子上都防止了塌缩，但什么也没学到",
+    "at lr 0.1 σReparam prevents the collapse in every seed and trains in some":
+        "学习率为 0.1 时，σReparam 在每个种子上都防止了坍缩，并在部分种子上能训练",
     "at lr 0.01 σReparam trains (loss under 0.1 in every seed)":
         "学习率为 0.01 时，σReparam 能训练（每个种子的损失都低于 0.1）",
     # book/06-pitfalls/03-memory.md
