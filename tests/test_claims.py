@@ -161,9 +161,9 @@ def _claimed_statements() -> dict[str, list[str]]:
 def test_every_claim_of_the_book_has_its_chinese_and_no_chinese_is_left_over():
     claimed = _claimed_statements()
     missing = sorted(set(claimed) - set(STATEMENTS_ZH))
-    assert not missing, "claims without Chinese in helpers/claim_text.py:\n" + "\n".join(
+    assert not missing, "claims without Chinese in helpers/claim_text/chNN.py:\n" + "\n".join(
         f"{claimed[s][0]}: {s}" for s in missing)
     unused = sorted(set(STATEMENTS_ZH) - set(claimed))
-    assert not unused, "Chinese sentences whose claim is gone (helpers/claim_text.py):\n" + "\n".join(unused)
+    assert not unused, "Chinese sentences whose claim is gone (helpers/claim_text/chNN.py):\n" + "\n".join(unused)
     english_left = [s for s, zh in STATEMENTS_ZH.items() if not re.search(r"[\u4e00-\u9fff]", zh)]
     assert not english_left, f"entries that are not Chinese: {english_left}"
