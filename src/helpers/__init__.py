@@ -28,7 +28,10 @@ Modules (each public name is re-exported here):
 - :mod:`helpers.viz` -- Plotly figures, ipywidgets explorers, BertViz wrapper
 - :mod:`helpers.exercises` -- checkers for the labs' exercises
 
-Not re-exported: :mod:`helpers.checks`, the input checks every module shares.
+Not re-exported: :mod:`helpers.checks`, the input checks every module shares; :mod:`helpers.seeding`, the one
+place every seed comes from (``HELPERS_SEED_OFFSET``); :mod:`helpers.claims` (with :mod:`helpers.claim_text`), the
+guards of the book's findings (``HELPERS_CLAIMS``); :mod:`helpers.language`, the reader's language;
+:mod:`helpers.machine`, the CPU a timing was measured on (chapter 0, "How the book checks its claims").
 """
 
 from .attention import *  # noqa: F401,F403
