@@ -11,7 +11,8 @@ Modules (each public name is re-exported here):
 - :mod:`helpers.scores` -- score functions: dot, scaled dot, cosine, distance, general, additive (chapter 2)
 - :mod:`helpers.attention` -- masked softmax and scaled dot-product attention (chapter 3)
 - :mod:`helpers.masks` -- boolean mask builders (chapter 5)
-- :mod:`helpers.multihead` -- multi-head, grouped-query and multi-query attention, KV cache (chapters 4, 6)
+- :mod:`helpers.multihead` -- multi-head, grouped-query and multi-query attention (chapters 4, 6)
+- :mod:`helpers.kv_cache` -- the KV caches (plain, rolling) and the protocol the layer asks a cache through (chapter 6)
 - :mod:`helpers.positional` -- sinusoidal, learned, T5 relative, ALiBi, RoPE (chapter 6)
 - :mod:`helpers.blocks` -- Transformer blocks (Pre-LN, Post-LN) (chapter 6)
 - :mod:`helpers.models` -- tiny encoder, decoder, GPT-style and encoder-decoder models (chapters 4-6)
@@ -38,6 +39,7 @@ from .diagnostics import *  # noqa: F401,F403
 from .efficient import *  # noqa: F401,F403
 from .efficient_linear import *  # noqa: F401,F403
 from .flash_backward import *  # noqa: F401,F403
+from .kv_cache import *  # noqa: F401,F403
 from .masks import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
