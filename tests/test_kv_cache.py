@@ -86,6 +86,7 @@ class WrappedCache:
     """A cache of another author that follows the protocol without inheriting from anything."""
 
     rotates_keys_on_read = False
+    max_update_length = None
 
     def __init__(self) -> None:
         self.inner = KVCache()
@@ -129,7 +130,8 @@ class DynamicCache:
 
 
 @pytest.mark.parametrize("cache, name, lacks", [
-    (DynamicCache(), "DynamicCache", "seq_len, rotates_keys_on_read, query_positions, key_positions, attention_mask"),
+    (DynamicCache(), "DynamicCache",
+     "seq_len, rotates_keys_on_read, max_update_length, query_positions, key_positions, attention_mask"),
     ((torch.zeros(1), torch.zeros(1)), "tuple", "seq_len"),
 ])
 def test_a_cache_the_layer_cannot_use_is_refused_with_its_name(cache, name, lacks):
@@ -140,5 +142,6 @@ def test_a_cache_the_layer_cannot_use_is_refused_with_its_name(cache, name, lack
 
 def test_a_sink_cache_refuses_a_block_of_tokens_through_the_layer():
     layer, x = layer_and_input()
-    with pytest.raises(ValueError, match=r"one token per update"):
+    with pytest.raises(ValueError, match=r"kv_cache SinkKVCache takes at most 1 new token\(s\) per call, got a query "
+                                         r"of 3 tokens \(2, 3, 16\): feed them in blocks"):
         layer(x[:, :3], is_causal=True, kv_cache=SinkKVCache(1, 4), rope=RotaryEmbedding(4))

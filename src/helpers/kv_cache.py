@@ -54,10 +54,13 @@ class AttentionCache(Protocol):
             by the layer before :meth:`update` (RoPE once per key); ``True`` when they are stored
             before RoPE and the layer rotates every held key by :meth:`key_positions` after each
             update (StreamingLLM's positions counted inside the cache).
+        max_update_length: the most new tokens one :meth:`update` takes (``None``: any number);
+            the layer refuses more, and a decoder feeds a longer text in blocks of this size.
     """
 
     seq_len: int
     rotates_keys_on_read: bool
+    max_update_length: int | None
 
     def query_positions(self, length: int, device: torch.device | str | None = None) -> Tensor:
         """The RoPE positions of the ``length`` new tokens, asked before :meth:`update`.
@@ -97,7 +100,8 @@ class AttentionCache(Protocol):
         ...
 
 
-_PROTOCOL = ("seq_len", "rotates_keys_on_read", "query_positions", "update", "key_positions", "attention_mask")
+_PROTOCOL = ("seq_len", "rotates_keys_on_read", "max_update_length", "query_positions", "update", "key_positions",
+             "attention_mask")
 
 
 def check_cache(name: str, cache: object) -> AttentionCache:
@@ -156,6 +160,7 @@ class KVCache:
     """
 
     rotates_keys_on_read = False  # keys are stored rotated, at their position in the text
+    max_update_length = None  # any number of new tokens per update
 
     def __init__(self, max_length: int | None = None) -> None:
         if max_length is not None and (
@@ -258,6 +263,7 @@ class RollingKVCache:
     """
 
     rotates_keys_on_read = False  # keys are stored rotated, at their position in the text
+    max_update_length = None  # any number of new tokens per update (a block longer than W too)
 
     def __init__(self, window: int) -> None:
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:

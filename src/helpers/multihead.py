@@ -280,6 +280,10 @@ class MultiHeadAttention(nn.Module):
         _check_input("query", query, self.embed_dim, "L")
         if kv_cache is not None:
             check_cache("kv_cache", kv_cache)
+            most = kv_cache.max_update_length
+            if most is not None and query.size(1) > most:
+                raise ValueError(f"kv_cache {type(kv_cache).__name__} takes at most {most} new token(s) per call, "
+                                 f"got a query of {query.size(1)} tokens {tuple(query.shape)}: feed them in blocks")
         if rope is not None and rope.head_dim != self.head_dim:
             raise ValueError(f"rope.head_dim={rope.head_dim} must equal the head_dim={self.head_dim}")
         if key is None:

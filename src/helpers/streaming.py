@@ -77,6 +77,7 @@ class SinkKVCache:
     """
 
     rotates_keys_on_read = True  # keys stored before RoPE, rotated by their slot at every step
+    max_update_length = 1  # one token per update: positions are counted in the cache as it is then
 
     def __init__(self, num_sinks: int, window: int) -> None:
         self.num_sinks = check_int("num_sinks", num_sinks, minimum=0)
