@@ -164,6 +164,7 @@ class LlamaDecoderLayer(nn.Module):
         rope: RotaryEmbedding,
         *,
         kv_cache: AttentionCache | None = None,
+        attn_mask: Tensor | None = None,
         head_mask: Tensor | None = None,
         need_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
@@ -173,6 +174,7 @@ class LlamaDecoderLayer(nn.Module):
             x: the residual stream.
             rope: the model's rotary embedding.
             kv_cache: this layer's cache, for decoding (updated in place).
+            attn_mask: a mask on top of the causal one (``True`` = may attend) or a float bias.
             head_mask: one factor per query head on its attention output (0 removes the head).
             need_weights: also return the attention weights.
 
@@ -180,10 +182,12 @@ class LlamaDecoderLayer(nn.Module):
             ``(x, weights)``: the new residual stream and the weights (``None`` unless asked).
 
         Shape:
-            x: ``(B, L, D)``; head_mask: ``(H,)`` or ``(B, H)``; weights: ``(B, H, L, S)``.
+            x: ``(B, L, D)``; attn_mask: ``(L, S)`` or ``(B, H, L, S)`` (broadcastable);
+            head_mask: ``(H,)`` or ``(B, H)``; weights: ``(B, H, L, S)``.
         """
         attended, weights = self.self_attn(self.input_layernorm(x), is_causal=True, kv_cache=kv_cache, rope=rope,
-                                           head_mask=head_mask, need_weights=need_weights)  # (B, L, D)
+                                           attn_mask=attn_mask, head_mask=head_mask,
+                                           need_weights=need_weights)  # (B, L, D)
         x = x + attended  # (B, L, D)
         x = x + self.mlp(self.post_attention_layernorm(x))  # (B, L, D)
         return x, weights
@@ -279,20 +283,26 @@ class LlamaForCausalLM(nn.Module):
         return [check_cache("factory()", factory()) for _ in self.layers]
 
     def forward(
-        self, input_ids: Tensor, *, caches: Sequence[AttentionCache] | None = None, head_mask: Tensor | None = None
+        self,
+        input_ids: Tensor,
+        *,
+        caches: Sequence[AttentionCache] | None = None,
+        attn_mask: Tensor | None = None,
+        head_mask: Tensor | None = None,
     ) -> Tensor:
         """The next-token logits at every position (see :meth:`run` for the arguments).
 
         Shape:
             input_ids: ``(B, L)``; output: ``(B, L, V)``.
         """
-        return self.run(input_ids, caches=caches, head_mask=head_mask).logits
+        return self.run(input_ids, caches=caches, attn_mask=attn_mask, head_mask=head_mask).logits
 
     def run(
         self,
         input_ids: Tensor,
         *,
         caches: Sequence[AttentionCache] | None = None,
+        attn_mask: Tensor | None = None,
         head_mask: Tensor | None = None,
         need_weights: bool | Sequence[int] = False,
         output_hidden_states: bool = False,
@@ -306,6 +316,9 @@ class LlamaForCausalLM(nn.Module):
                 that takes fewer tokens per update (a :class:`~helpers.streaming.SinkKVCache`
                 takes one) is fed the input in blocks of that size, which gives StreamingLLM's
                 decoding of a long text token by token.
+            attn_mask: a mask every layer applies on top of the causal one (``True`` = may
+                attend; e.g. :func:`~helpers.masks.sliding_window_mask`), or a float bias; not
+                with an input fed in blocks.
             head_mask: one factor per layer and query head on the head's attention output, before
                 ``o_proj``: 0 removes the head (ablation), 1 keeps it (Michel et al., 2019).
             need_weights: ``True`` for every layer's attention weights, or the layer indices to
@@ -317,7 +330,8 @@ class LlamaForCausalLM(nn.Module):
             A :class:`LlamaOutput`.
 
         Shape:
-            input_ids: ``(B, L)``; head_mask: ``(N, H)`` or ``(B, N, H)``; logits: ``(B, L, V)``.
+            input_ids: ``(B, L)``; attn_mask: ``(L, S)`` or ``(B, H, L, S)`` (broadcastable);
+            head_mask: ``(N, H)`` or ``(B, N, H)``; logits: ``(B, L, V)``.
         """
         batch, length = self._check_input_ids(input_ids)
         layers = self._weights_layers(need_weights)
@@ -327,11 +341,11 @@ class LlamaForCausalLM(nn.Module):
         for cache in caches or ():
             if cache.max_update_length is not None:
                 block = min(block, cache.max_update_length)
-        if block < length and layers:
-            raise ValueError(f"need_weights is not available when the input is fed in blocks of {block} token(s) "
-                             f"(the caches' max_update_length): call the model on one block at a time")
-        outputs = [self._run_block(input_ids[:, start:start + block], caches, head_masks, layers, output_hidden_states)
-                   for start in range(0, length, block)]
+        if block < length and (layers or attn_mask is not None):
+            raise ValueError(f"need_weights and attn_mask are not available when the input is fed in blocks of "
+                             f"{block} token(s) (the caches' max_update_length): call the model on one block at a time")
+        outputs = [self._run_block(input_ids[:, start:start + block], caches, attn_mask, head_masks, layers,
+                                   output_hidden_states) for start in range(0, length, block)]
         if len(outputs) == 1:
             return outputs[0]
         return LlamaOutput(
@@ -343,6 +357,7 @@ class LlamaForCausalLM(nn.Module):
         self,
         input_ids: Tensor,
         caches: Sequence[AttentionCache] | None,
+        attn_mask: Tensor | None,
         head_masks: list[Tensor | None],
         layers: set[int],
         output_hidden_states: bool,
@@ -354,7 +369,8 @@ class LlamaForCausalLM(nn.Module):
             if output_hidden_states:
                 output.hidden_states.append(x)
             x, weights = layer(x, self.rotary_emb, kv_cache=None if caches is None else caches[index],
-                               head_mask=head_masks[index], need_weights=index in layers)  # (B, L, D)
+                               attn_mask=attn_mask, head_mask=head_masks[index],
+                               need_weights=index in layers)  # (B, L, D)
             if weights is not None:
                 output.attentions[index] = weights  # (B, H, L, S)
         if output_hidden_states:
