@@ -50,10 +50,12 @@ DECODING_TOLERANCE = 2e-3
 
 
 def _path() -> Path:
+    """SmolLM2's file, or a failure (not a skip) that says how to install it."""
     try:
         return pretrained.smollm2_path()
     except FileNotFoundError as error:
-        pytest.fail(str(error), pytrace=False)
+        message = str(error)
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture(scope="session")
