@@ -37,7 +37,10 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import Tensor
 
-__all__ = ["AttentionCache", "KVCache", "RollingKVCache", "check_cache"]
+# AttentionCache, KVCache and RollingKVCache are defined here and published by helpers.multihead (``__all__``
+# there), where the book's pages and API reference name them (helpers.multihead.KVCache): listed in both, an
+# API page for this module would describe them twice.
+__all__ = ["check_cache"]
 
 
 @runtime_checkable

@@ -13,8 +13,9 @@ is GPT's decoder with four changes, each a part of this package:
   must be permuted for it);
 - **grouped-query attention** (Ainslie et al., 2023, "GQA"), which SmolLM2 uses (9 query heads,
   3 key/value heads): :class:`~helpers.multihead.MultiHeadAttention` with ``num_kv_heads``,
-  decoding through any cache of :mod:`helpers.kv_cache` (plain, rolling) or
-  :class:`~helpers.streaming.SinkKVCache`.
+  decoding through any cache of the protocol :class:`~helpers.multihead.AttentionCache`
+  (:class:`~helpers.multihead.KVCache`, :class:`~helpers.multihead.RollingKVCache`,
+  :class:`~helpers.streaming.SinkKVCache`).
 
 The input and output embeddings are one matrix (tied). :func:`helpers.pretrained.load_smollm2`
 loads SmolLM2-135M-Instruct into it; its logits equal those of transformers' ``LlamaForCausalLM``
@@ -275,7 +276,7 @@ class LlamaForCausalLM(nn.Module):
         """One cache per layer: ``model.new_caches(lambda: RollingKVCache(256))``.
 
         Args:
-            factory: makes one cache (default a plain :class:`~helpers.kv_cache.KVCache`).
+            factory: makes one cache (default a plain :class:`~helpers.multihead.KVCache`).
 
         Returns:
             ``N`` caches, in the order of the layers.
@@ -398,7 +399,7 @@ class LlamaForCausalLM(nn.Module):
         Args:
             input_ids: the prompt (one per row, same length).
             max_new_tokens: how many tokens to add.
-            caches: one cache per layer (default: fresh :class:`~helpers.kv_cache.KVCache`); a
+            caches: one cache per layer (default: fresh :class:`~helpers.multihead.KVCache`); a
                 rolling or sink cache bounds the memory. Caches that already hold a prefix
                 continue it: ``input_ids`` are then the tokens after it.
             use_cache: ``False`` to recompute the whole text at every step (no ``caches`` then).

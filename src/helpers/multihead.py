@@ -35,9 +35,9 @@ from .kv_cache import AttentionCache, KVCache, RollingKVCache, check_cache
 from .masks import causal_mask
 from .positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
 
-# The caches live in helpers.kv_cache (with the protocol the layer asks them through); they are
-# re-exported here, where the book and the earlier chapters import them from.
-__all__ = ["KVCache", "RollingKVCache", "MultiHeadAttention"]
+# The caches and the protocol the layer asks them through are defined in helpers.kv_cache and published
+# here, where the book's pages and its API reference name them (helpers.multihead.KVCache).
+__all__ = ["AttentionCache", "KVCache", "RollingKVCache", "MultiHeadAttention"]
 
 
 def _check_input(name: str, x: object, dim: int, expected: str) -> None:
@@ -163,7 +163,7 @@ class MultiHeadAttention(nn.Module):
             need_weights: also return the attention weights (readable path); otherwise the
                 fused PyTorch kernel runs and ``None`` is returned in their place.
             kv_cache: for incremental self-attention decoding, any cache of the protocol
-                :class:`~helpers.kv_cache.AttentionCache`: the new keys/values are stored in it and
+                :class:`AttentionCache`: the new keys/values are stored in it and
                 attention runs over what it returns, under the mask it asks for. A
                 :class:`KVCache` keeps every position; a :class:`RollingKVCache` keeps its window,
                 and each query attends to its ``window`` most recent positions; a
@@ -171,7 +171,7 @@ class MultiHeadAttention(nn.Module):
                 call, with positions counted in the cache. Anything else raises a ``TypeError``
                 that names it.
             rope: rotary embedding applied to queries and keys (self-attention only), at the
-                positions the cache gives (:meth:`~helpers.kv_cache.AttentionCache.query_positions`:
+                positions the cache gives (its ``query_positions``:
                 ``kv_cache.seq_len ...`` for a plain or rolling cache), ``0 ...`` without one.
             head_mask: one factor per query head (per example with shape ``(B, H)``) that
                 multiplies each head's attention output before the heads are concatenated and

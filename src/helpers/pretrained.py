@@ -132,7 +132,7 @@ def _import_gguf() -> Any:
     return gguf
 
 
-def read_gguf_llama(path: str | os.PathLike[str]) -> tuple[LlamaConfig, dict[str, Tensor]]:
+def read_gguf_llama(path: str | Path) -> tuple[LlamaConfig, dict[str, Tensor]]:
     """Reads a Llama GGUF file and dequantizes every tensor to float32, as the file stores them.
 
     The q and k projections are returned **in the file's layout** (rows permuted for

@@ -107,7 +107,7 @@ class SinkKVCache:
     def query_positions(self, length: int, device: torch.device | str | None = None) -> Tensor:
         """The RoPE position of the new token, asked before :meth:`update`: the last slot it will take.
 
-        Part of the protocol :class:`~helpers.kv_cache.AttentionCache`, through which
+        Part of the protocol :class:`~helpers.multihead.AttentionCache`, through which
         :class:`~helpers.multihead.MultiHeadAttention` decodes with this cache as
         :func:`sink_attention` does.
 

