@@ -364,20 +364,21 @@ class LlamaForCausalLM(nn.Module):
         output_hidden_states: bool,
     ) -> LlamaOutput:
         """One pass of the decoder over ``input_ids`` (the whole input, or one block of it)."""
-        output = LlamaOutput(logits=torch.empty(0))
+        attentions: dict[int, Tensor] = {}
+        hidden_states: list[Tensor] = []
         x = self.embed_tokens(input_ids)  # (B, L) -> (B, L, D)
         for index, layer in enumerate(self.layers):
             if output_hidden_states:
-                output.hidden_states.append(x)
+                hidden_states.append(x)
             x, weights = layer(x, self.rotary_emb, kv_cache=None if caches is None else caches[index],
                                attn_mask=attn_mask, head_mask=head_masks[index],
                                need_weights=index in layers)  # (B, L, D)
             if weights is not None:
-                output.attentions[index] = weights  # (B, H, L, S)
+                attentions[index] = weights  # (B, H, L, S)
         if output_hidden_states:
-            output.hidden_states.append(x)
-        output.logits = self.lm_head(self.norm(x))  # (B, L, D) -> (B, L, V)
-        return output
+            hidden_states.append(x)
+        logits = self.lm_head(self.norm(x))  # (B, L, D) -> (B, L, V)
+        return LlamaOutput(logits=logits, attentions=attentions, hidden_states=hidden_states)
 
     @torch.no_grad()
     def generate(
