@@ -248,20 +248,26 @@ class _Targets:
 
 
 def _argument_properties(args: Iterable[Any]) -> set[types.CodeType]:
-    """The property getters of the package's classes of ``args`` (and of their items): reading ``layer.head_dim``
-    of a layer the checker hands over is not delegating; computing ``ModelShape(...).params_per_layer`` is."""
+    """The property getters of the package's classes among ``args``, their items and their attributes (a few levels
+    down): reading ``layer.head_dim`` or ``sweep.runs[0][0].final_accuracy`` of what the checker hands over is not
+    delegating; computing ``ModelShape(...).params_per_layer`` of a shape the answer builds is."""
     codes: set[types.CodeType] = set()
-    pending = list(args)
-    while pending:
-        arg = pending.pop()
+    classes: set[type] = set()
+    pending, seen = [(arg, 0) for arg in args], 0
+    while pending and seen < 10_000:
+        arg, depth = pending.pop()
+        seen += 1
         if isinstance(arg, (list, tuple)):
-            pending.extend(arg)
+            pending.extend((item, depth) for item in arg)
         elif isinstance(arg, dict):
-            pending.extend(arg.values())
-        for cls in type(arg).__mro__:
-            if cls.__module__.split(".")[0] == PACKAGE:
-                codes |= {member.fget.__code__ for member in vars(cls).values()
-                          if isinstance(member, property) and isinstance(member.fget, types.FunctionType)}
+            pending.extend((item, depth) for item in arg.values())
+        elif type(arg).__module__.split(".")[0] == PACKAGE and depth < 4:
+            if type(arg) not in classes:
+                classes.add(type(arg))
+                for cls in type(arg).__mro__:
+                    codes |= {member.fget.__code__ for member in vars(cls).values()
+                              if isinstance(member, property) and isinstance(member.fget, types.FunctionType)}
+            pending.extend((item, depth + 1) for item in getattr(arg, "__dict__", {}).values())
     return codes
 
 

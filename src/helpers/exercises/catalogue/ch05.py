@@ -37,6 +37,14 @@ MESSAGES = {
     "ch05.window.full": {
         "en": "this is full attention: the window mask was not applied",
         "zh": "这是完整的注意力：窗口掩码没有起作用"},
+    "ch05.window.finite_fill": {
+        "en": "right on ordinary scores, but on a case where every score is about -100 the keys outside the window "
+              "take the weight: their scores were set to {fill}, which is higher than every real score. Fill them "
+              "with float('-inf') (or torch.finfo(scores.dtype).min), which no score is below",
+        "zh": "在普通的分数上是对的，但在每个分数都约为 -100 的用例上，窗口外的键拿走了权重：它们的分数被设成了 "
+              "{fill}，比每个真实的分数都高。应填成 float('-inf')（或 torch.finfo(scores.dtype).min），"
+              "没有哪个分数比它更低"},
+    "ch05.fill.unknown": {"en": "a finite number", "zh": "一个有限的数"},
     "ch05.window.differs": {
         "en": "the output differs from softmax attention restricted to |i - j| < window",
         "zh": "输出与限制在 |i - j| < window 之内的 softmax 注意力不同"},
@@ -148,6 +156,13 @@ MESSAGES = {
     "ch05.padding.unscaled": {
         "en": "the keys are masked right, but the scores are not divided by sqrt(E), as in the buggy version",
         "zh": "键的掩码对了，但分数没有像原来的版本那样除以 sqrt(E)"},
+    "ch05.padding.finite_fill": {
+        "en": "right on ordinary scores, but on a batch where every real score is about -100 the padded keys take "
+              "the weight: their scores were set to {fill}, which is higher than every real score. Fill them with "
+              "float('-inf') (or torch.finfo(scores.dtype).min), which no score is below",
+        "zh": "在普通的分数上是对的，但在每个真实分数都约为 -100 的批次上，填充的键拿走了权重：它们的分数被设成了 "
+              "{fill}，比每个真实的分数都高。应填成 float('-inf')（或 torch.finfo(scores.dtype).min），"
+              "没有哪个分数比它更低"},
     "ch05.padding.differs": {
         "en": "the real tokens' outputs differ from attention over the real keys only",
         "zh": "真实词元的输出与只在真实的键上做注意力的结果不同"},

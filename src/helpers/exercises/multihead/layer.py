@@ -36,7 +36,7 @@ __all__ = ["attend", "check_multihead_attention", "run_layers", "fresh_layer", "
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
-def _split_flat(t: Tensor, heads: int) -> Tensor:
+def split_flat(t: Tensor, heads: int) -> Tensor:
     """``view(B, H, L, E)`` without the transpose: each head's rows are pieces of several tokens."""
     batch, length, d_model = t.shape
     return t.reshape(batch, heads, length, d_model // heads)
@@ -46,7 +46,7 @@ def _merge(o: Tensor, shape: torch.Size) -> Tensor:
     return o.transpose(1, 2).reshape(shape)  # (B, H, L, E) -> (B, L, H, E) -> (B, L, D)
 
 
-def _merge_flat(o: Tensor, shape: torch.Size) -> Tensor:
+def merge_flat(o: Tensor, shape: torch.Size) -> Tensor:
     """``(B, H, L, E)`` reshaped straight to ``(B, L, D)``."""
     return o.reshape(shape)
 
@@ -95,12 +95,12 @@ def _mistake(key: str, **stages: Any) -> Mistake:
 
 
 MISTAKES = (
-    _mistake("ch04.layer.no_transpose", split_heads=_split_flat, merge_heads=_merge_flat),
-    _mistake("ch04.layer.split_no_transpose", split_heads=_split_flat),
-    _mistake("ch04.layer.merge_no_transpose", merge_heads=_merge_flat),
-    _mistake("ch04.layer.transposed_wrong_view", split_heads=lambda t, h: _split_flat(t, h).transpose(1, 2),
-             merge_heads=_merge_flat),
-    _mistake("ch04.layer.transposed_wrong_view", split_heads=lambda t, h: _split_flat(t, h).transpose(1, 2)),
+    _mistake("ch04.layer.no_transpose", split_heads=split_flat, merge_heads=merge_flat),
+    _mistake("ch04.layer.split_no_transpose", split_heads=split_flat),
+    _mistake("ch04.layer.merge_no_transpose", merge_heads=merge_flat),
+    _mistake("ch04.layer.transposed_wrong_view", split_heads=lambda t, h: split_flat(t, h).transpose(1, 2),
+             merge_heads=merge_flat),
+    _mistake("ch04.layer.transposed_wrong_view", split_heads=lambda t, h: split_flat(t, h).transpose(1, 2)),
     _mistake("ch04.layer.heads_reversed", merge_heads=lambda o, shape: _merge(o.flip(1), shape)),
     _mistake("ch04.layer.heads_interleaved", merge_heads=lambda o, shape: o.permute(0, 2, 3, 1).reshape(shape)),
     Mistake("ch04.layer.model_scale", lambda x, layer: attend(x, layer, scale=x.shape[-1] ** -0.5)),
