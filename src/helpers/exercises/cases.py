@@ -24,7 +24,7 @@ from . import CheckResult
 from .messages import quoted
 from .reader import Rejected, verdict
 
-__all__ = ["Case", "Mistake", "first_mistake", "each_case"]
+__all__ = ["Case", "Mistake", "first_mistake", "explaining_mistake", "each_case"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,19 @@ def first_mistake(result: Any, mistakes: Iterable[Mistake], *inputs: Any,
     for mistake in mistakes:
         simulated = mistake.simulate(*inputs)
         if simulated is not None and same(result, simulated):
+            return mistake
+    return None
+
+
+def explaining_mistake(results: Sequence[Any], rights: Sequence[Any], inputs: Sequence[tuple[Any, ...]],
+                       mistakes: Iterable[Mistake], same: Callable[[Any, Any], bool]) -> Mistake | None:
+    """The first mistake that explains every result at once: where it cannot show (it simulates ``None``) the result
+    is right, elsewhere it is the mistake's. For numbers, where one case alone cannot tell two mistakes apart (half
+    the bytes: keys only, or one byte a value of two), the cases together can."""
+    for mistake in mistakes:
+        simulated = [mistake.simulate(*args) for args in inputs]
+        if any(s is not None for s in simulated) and all(
+                same(result, right if s is None else s) for result, right, s in zip(results, rights, simulated)):
             return mistake
     return None
 

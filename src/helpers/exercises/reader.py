@@ -97,7 +97,8 @@ def _stub_verdict(error: NotImplementedError, fn: Any) -> CheckResult | None:
 
 def call_watched(fn: Any, *args: Any, forbidden: Iterable[Any] = (), allowed: Iterable[Any] = (),
                  passthrough: Iterable[Callable[..., Any]] = (), shape_hint: str | Mapping[str, str] = "",
-                 watch: CallWatch | None = None, modes: Iterable[Any] = (), limit: float | None = None) -> Any:
+                 watch: CallWatch | None = None, modes: Iterable[Any] = (), limit: float | None = None,
+                 given: Iterable[Any] = ()) -> Any:
     """Call the reader's function in a thread of its own, watching what it calls; refuse one that delegates.
 
     The answer may not reach any function of the package (except those in ``allowed`` and the property
@@ -117,6 +118,8 @@ def call_watched(fn: Any, *args: Any, forbidden: Iterable[Any] = (), allowed: It
             ``forbidden``, ``allowed`` and ``passthrough`` are its own.
         modes: PyTorch modes of the checker to run the answer under (entered in its thread).
         limit: Seconds the call may run (``None``: :data:`helpers.exercises.running.TIME_LIMIT`).
+        given: Objects the answer is given besides its arguments (held by a passthrough): their package
+            properties may be read, as the arguments' may.
 
     Returns:
         What ``fn(*args)`` returned.
@@ -128,7 +131,7 @@ def call_watched(fn: Any, *args: Any, forbidden: Iterable[Any] = (), allowed: It
     if not callable(fn):
         raise reject("reader.not_callable", type=type(fn).__name__)
     if watch is None:
-        watch = CallWatch(forbidden, allowed, passthrough=passthrough, arguments=args)
+        watch = CallWatch(forbidden, allowed, passthrough=passthrough, arguments=(*args, *given))
     failure: CheckResult | None = None
     try:
         with warnings.catch_warnings():  # the reader's warnings would end up in the page

@@ -10,9 +10,9 @@ from torch import Tensor
 
 from ..cases import Case
 
-FILLS = (-1.0, -5.0, -10.0, -20.0, -30.0, -50.0, -60.0)
-"""Finite fill values a masked score may be given by mistake: on :func:`low_scores`, every one of them is above the
-real scores."""
+FILLS = (-5.0, -10.0, -20.0, -30.0)
+"""Finite fill values a masked score is often given: each leaves a masked key a weight the tolerance sees on
+ordinary scores, or all of it where the real scores are lower (:func:`low_scores`)."""
 
 
 def masked_attention(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor, scale: float | None = None,
@@ -29,7 +29,7 @@ def qkv(case: Case, *shape: int, dtype: torch.dtype = torch.float32) -> tuple[Te
 
 def low_scores(case: Case, batch: int, heads: int, n: int, e: int) -> tuple[Tensor, Tensor, Tensor]:
     """``q, k, v`` in float64 whose every score ``q·k/√E`` is about -100 (between -130 and -70): a mask filled with
-    -30 (or any of :data:`FILLS`) gives the masked keys nearly all the weight. (In float64: scores of 100 in float32
+    -30 (any finite number above -70) gives the masked keys nearly all the weight. (In float64: scores of 100 in float32
     carry rounding errors of 1e-5, which two honest ways of computing them do not share.)"""
     q, k, v = qkv(case, batch, heads, n, e, dtype=torch.float64)
     direction = torch.ones(e, dtype=torch.float64) / math.sqrt(e)
