@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import helpers
 from helpers import attention
-from helpers.exercises.guard import ATTENTION, AUTOGRAD, DISTRIBUTIONS, CallWatch, watching
+from helpers.exercises.guard import ATTENTION, AUTOGRAD, DISTRIBUTIONS, LEAVING_TORCH, CallWatch, watching
 from helpers.exercises.reader import Rejected, call_watched
 from helpers.multihead import MultiHeadAttention
 
@@ -402,15 +402,21 @@ def test_the_answer_runs_on_a_stack_that_holds_no_frame_of_the_checker() -> None
     assert found is None and grad is False
 
 
-def test_private_attention_kernels_and_array_libraries_are_refused_where_attention_is() -> None:
+def test_private_attention_kernels_and_other_libraries_are_refused_where_attention_is() -> None:
     q, k, v = _inputs()
     assert "_scaled_dot_product_attention_math" in _refused(
         lambda q, k, v: torch._scaled_dot_product_attention_math(q, k, v)[0], q, k, v, forbidden=ATTENTION)
+    from scipy.special import softmax as scipy_softmax
+    by_scipy = lambda q, k, v: torch.from_numpy(scipy_softmax(q.numpy() @ k.numpy().transpose(0, 2, 1), -1))  # noqa: E731
+    assert "scipy" in _refused(by_scipy, q, k, v, forbidden=ATTENTION)
+    # NumPy itself is arithmetic, not attention: a reimplementation in NumPy is the reader's own work ...
     numpy_scores = lambda q, k, v: torch.from_numpy(q.numpy() @ k.numpy().transpose(0, 2, 1))  # noqa: E731
-    assert "numpy" in _refused(numpy_scores, q, k, v, forbidden=ATTENTION)
+    assert call_watched(numpy_scores, q, k, v, forbidden=ATTENTION).shape == (2, 3, 5)
+    # ... except where a checker measures the work of PyTorch operations (LEAVING_TORCH)
+    assert "numpy" in _refused(numpy_scores, q, k, v, forbidden=LEAVING_TORCH)
     import numpy as np
     asarray_scores = lambda q, k, v: torch.from_numpy(np.asarray(q) @ np.asarray(k).transpose(0, 2, 1))  # noqa: E731
-    assert "__array__" in _refused(asarray_scores, q, k, v, forbidden=ATTENTION)
+    assert "__array__" in _refused(asarray_scores, q, k, v, forbidden=LEAVING_TORCH)
 
 
 def test_the_autograd_engine_reached_directly_is_refused_where_autograd_is() -> None:
@@ -421,7 +427,8 @@ def test_the_autograd_engine_reached_directly_is_refused_where_autograd_is() -> 
         p = torch.softmax(z, -1)
         grads = Variable._execution_engine.run_backward((p[0],), (torch.ones(()),), False, False, (z,), True, False)
         return grads[0]
-    assert "run_backward" in _refused(by_engine, torch.randn(5), forbidden=AUTOGRAD)
+    message = _refused(by_engine, torch.randn(5), forbidden=AUTOGRAD)  # every use of autograd needs a tensor that
+    assert "torch.autograd" in message and "requires_grad" in message  # requires grad: named without private names
 
 
 def test_an_answer_that_switches_its_own_threads_watch_off_through_a_partial_is_refused() -> None:

@@ -9,9 +9,13 @@ import torch
 
 from exercise_routes import delegating_routes
 from helpers.exercises import CheckResult, ch01
+from helpers.exercises.bottleneck import additive, breaking_length, task_names
+from helpers.exercises.bottleneck import masked_softmax as masked_softmax_module
+from helpers.exercises.cases import Case
 from helpers.exercises.predictions import _forget as forget
 from helpers.exercises.predictions import predict
 from helpers.experiments.bottleneck import BottleneckResult
+from helpers.experiments.mystery_alignments import TASKS
 
 
 @pytest.fixture(autouse=True)
@@ -56,9 +60,11 @@ def test_additive_scores_accepts_the_reference_solution_einsum_and_loops():
 
 
 def test_additive_scores_draws_fresh_inputs_and_refuses_a_table_of_answers():
-    shapes = {tuple(ch01._additive_inputs()[1].shape) for _ in range(8)}
-    assert len(shapes) > 1  # the sizes change from call to call
-    fixed = ch01._additive_inputs(torch.Generator().manual_seed(0))
+    seen = []
+    for _ in range(4):
+        ch01.check_additive_scores(lambda *inputs: seen.append(tuple(inputs[1].shape)) or additive_solution(*inputs))
+    assert len(set(seen)) > 2  # named sizes, and a fresh one at every call
+    fixed = additive.additive_inputs(Case("fixed", additive.CASES[0][1], torch.Generator().manual_seed(0)))
     table = additive_solution(*fixed)  # the answer for inputs seen once
     _rejects(ch01.check_additive_scores(lambda *a: table), "shape")
     answers = []
@@ -103,7 +109,8 @@ def test_additive_scores_reports_transposed_weights_stubs_and_bad_returns():
     _rejects(ch01.check_additive_scores(_stub), "stub")
     _rejects(ch01.check_additive_scores(lambda *a: None), "returned None")
     _rejects(ch01.check_additive_scores(lambda *a: additive_solution(*a)[..., None]), "shape", "(B, S)")
-    _rejects(ch01.check_additive_scores(additive_solution(*ch01._additive_inputs())), "expected a function")
+    inputs = additive.additive_inputs(Case("fixed", additive.CASES[2][1], torch.Generator().manual_seed(0)))
+    _rejects(ch01.check_additive_scores(additive_solution(*inputs)), "expected a function")
     # the query's weight applied to the keys and the other way round: the sizes differ, so it cannot multiply
     _rejects(ch01.check_additive_scores(lambda q, k, wq, wk, v: torch.tanh((q @ wk.T)[:, None] + k @ wq.T) @ v),
              "raised", "query @ w_q.T")
@@ -206,13 +213,16 @@ def test_masked_softmax_names_a_renormalisation_after_the_softmax():
 
 
 def test_masked_softmax_draws_fresh_inputs_with_large_scores():
-    sizes = {tuple(ch01._padded_inputs()[0].shape) for _ in range(8)}
-    assert len(sizes) > 1
-    scores, lengths = ch01._large_inputs(torch.Generator().manual_seed(5))
+    seen = []
+    for _ in range(4):
+        ch01.check_masked_softmax(lambda s, n: seen.append(tuple(s.shape)) or masked_solution(s, n))
+    assert len(set(seen)) > 3  # named sizes, and a fresh one at every call
+    case = lambda kind: Case(kind, dict(kind=kind, batch=6, width=8), torch.Generator().manual_seed(5))  # noqa: E731
+    scores, lengths = masked_softmax_module.padded_inputs(case("large"))
     real = _real(scores, lengths)
     assert (scores[real] == ch01.LARGE_SCORE).any() and (scores[real] == -ch01.LARGE_SCORE).any()
     assert (scores[~real] == ch01.LARGE_SCORE).all() and (lengths == scores.shape[1]).any() and (lengths == 1).any()
-    assert (ch01._padded_inputs(empty=True)[1] == 0).sum() == 1
+    assert (masked_softmax_module.padded_inputs(case("empty"))[1] == 0).sum() == 1
 
 
 @pytest.mark.parametrize("route", ["default argument", "closure", "partial", "dict"])
@@ -260,7 +270,7 @@ def _sweep() -> BottleneckResult:
 
 def _read(answer, sweep, hidden, threshold=0.5):
     """The reading of a sweep alone (what check_breaking_length judges once the sweep is verified)."""
-    return ch01._reading_verdict(answer, sweep, hidden, threshold, None)
+    return breaking_length.reading_verdict(answer, sweep, hidden, threshold)
 
 
 def test_breaking_length_reading_accepts_the_first_length_below_half():
@@ -367,15 +377,15 @@ def ideal_alignment(task: str, src: torch.Tensor) -> torch.Tensor:
 def show(assignment: dict[str, str], src: torch.Tensor | None = None) -> None:
     """Put ideal alignments of ``assignment``'s tasks where mystery_alignments puts what it shows."""
     src = torch.tensor([7, 3, 9, 4, 11, 5, 2, 8]) if src is None else src
-    ch01._MYSTERY_STATE["shown"] = {label: (src, ideal_alignment(task, src)) for label, task in assignment.items()}
+    task_names._SHOWN["shown"] = {label: (src, ideal_alignment(task, src)) for label, task in assignment.items()}
 
 
 @pytest.fixture
 def fixed_mystery():
     """The labels' tasks as mystery_alignments(shuffle=False) leaves them, shown by ideal alignments."""
-    show(ch01._MYSTERY_TASKS)
-    yield dict(ch01._MYSTERY_TASKS)
-    ch01._MYSTERY_STATE.clear()
+    show(task_names.UNSHUFFLED)
+    yield dict(task_names.UNSHUFFLED)
+    task_names._SHOWN.clear()
 
 
 def test_task_names_accepts_the_right_names_in_any_spelling(fixed_mystery):
@@ -403,12 +413,12 @@ def test_task_names_are_read_from_the_alignments_shown_whatever_the_source():
             assert ch01.check_task_names(assignment).passed, (src, assignment)
             swapped = {"A": assignment["B"], "B": assignment["A"], "C": assignment["C"]}
             _rejects(ch01.check_task_names(swapped))
-    ch01._MYSTERY_STATE.clear()
+    task_names._SHOWN.clear()
 
 
 @pytest.mark.slow
 def test_task_names_refuses_names_before_the_models_ran_and_a_copied_table_of_names():
-    ch01._MYSTERY_STATE.clear()
+    task_names._SHOWN.clear()
     _rejects(ch01.check_task_names({"A": "sort", "B": "copy", "C": "reverse"}), "mystery_alignments()")
     drawn = {}
     for _ in range(8):  # trained once (the models are kept), shuffled at every call
@@ -421,13 +431,13 @@ def test_task_names_refuses_names_before_the_models_ran_and_a_copied_table_of_na
     for earlier in drawn.values():  # the names of an earlier draw
         if earlier != truth:
             _rejects(ch01.check_task_names(earlier))
-    ch01._MYSTERY_STATE.clear()
+    task_names._SHOWN.clear()
 
 
 @pytest.mark.slow
 def test_the_checker_keeps_no_name_of_a_task_for_an_answer_to_read():
     shown = ch01.mystery_alignments(steps=150)
-    names = set(ch01._TASK_NAMES)
+    names = set(TASKS)
 
     def strings(obj):  # every string reachable from the module's state
         if isinstance(obj, str):
@@ -440,11 +450,11 @@ def test_the_checker_keeps_no_name_of_a_task_for_an_answer_to_read():
             for item in obj:
                 yield from strings(item)
 
-    assert set(ch01._MYSTERY_STATE) == {"shown"}
-    assert not names & set(strings(ch01._MYSTERY_STATE))  # labels and tensors, no task's name
-    for label, (src, alignment) in ch01._MYSTERY_STATE["shown"].items():
+    assert set(task_names._SHOWN) == {"shown"}
+    assert not names & set(strings(task_names._SHOWN))  # labels and tensors, no task's name
+    for label, (src, alignment) in task_names._SHOWN["shown"].items():
         torch.testing.assert_close(alignment, shown[label][1])  # what the figure shows, nothing more
-    ch01._MYSTERY_STATE.clear()
+    task_names._SHOWN.clear()
 
 
 def test_mystery_alignments_refuses_settings_whose_alignments_show_no_task():
@@ -459,7 +469,7 @@ def test_mystery_alignments_follow_their_tasks():
     mystery = ch01.mystery_alignments(steps=150, shuffle=False)
     sources = [src for src, _ in mystery.values()]
     assert all(torch.equal(src, sources[0]) for src in sources) and len(set(sources[0].tolist())) == 8
-    for label, task in ch01._MYSTERY_TASKS.items():
+    for label, task in task_names.UNSHUFFLED.items():
         src, alignment = mystery[label]
         assert alignment.shape == (8, 8)
         torch.testing.assert_close(alignment.sum(-1), torch.ones(8))

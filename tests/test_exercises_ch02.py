@@ -13,7 +13,8 @@ import torch.nn.functional as F
 import helpers.scores as scores
 from exercise_routes import delegating_routes
 from helpers.exercises import CheckResult, ch02
-from helpers.experiments import score_cost, score_learning
+from helpers.exercises.dot_product import additive_choice
+from helpers.experiments import cosine_runs, score_cost, score_learning
 from helpers.experiments.recall import RecallConfig, RecallRun
 from helpers.scores import cosine_scores, dot_scores, neg_euclidean_scores
 from helpers.train import TrainingHistory
@@ -60,10 +61,11 @@ def _table_is_refused(check, answer, *words: str) -> None:
         _rejects(result, *words)
 
 
-def test_checkers_draw_fresh_inputs_at_every_call():
+def test_checkers_try_named_seeded_cases_then_a_fresh_one_at_every_call():
     first = _recorded(ch02.check_dot_scores, lambda q, k: q @ k.transpose(-2, -1))
     second = _recorded(ch02.check_dot_scores, lambda q, k: q @ k.transpose(-2, -1))
-    assert not torch.equal(first[0][0][0].flatten()[:3], second[0][0][0].flatten()[:3])
+    assert torch.equal(first[0][0][0], second[0][0][0])  # a named case: the same inputs every time
+    assert not torch.equal(first[-1][0][0].flatten()[:3], second[-1][0][0].flatten()[:3])  # the fresh one
     sizes = {args for args, _ in _recorded(ch02.check_dot_flops, lambda L, S, E: 2 * L * S * E)}
     sizes |= {args for args, _ in _recorded(ch02.check_dot_flops, lambda L, S, E: 2 * L * S * E)}
     assert len(sizes) > 3
@@ -138,11 +140,13 @@ def test_dot_flops_accepts_both_counts_and_a_counting_loop():
 
 
 def test_dot_flops_sizes_give_every_miscount_a_number_of_its_own():
+    from helpers.exercises.dot_product import flops
+
     # e.g. L E = S makes 2 L S E^2 equal 2 S S E: such sizes are drawn again
-    assert ch02._flops_counts(2, 6, 3)["e_squared"] & ch02._flops_counts(2, 6, 3)["l_and_s"]
+    assert flops.flops_counts(2, 6, 3)["e_squared"] & flops.flops_counts(2, 6, 3)["l_and_s"]
+    assert all(flops.told_apart(**sizes) for _, sizes in flops.CASES)
     for seed in range(3000):
-        counts = list(ch02._flops_counts(*ch02._flops_sizes(torch.Generator().manual_seed(seed))).values())
-        assert sum(len(c) for c in counts) == len(set().union(*counts)), seed
+        assert flops.told_apart(**flops._fresh(torch.Generator().manual_seed(seed))), seed
 
 
 def test_dot_flops_names_the_mistake():
@@ -321,7 +325,8 @@ def test_why_additive_reports_where_the_time_goes_timed_by_the_checker():
     shares = [result.fields[key] for key in ("add", "tanh", "reduce", "proj")]
     assert result.passed and sum(shares) == pytest.approx(1.0) and all(0 <= x <= 1 for x in shares)
     assert result.fields["add"] + result.fields["tanh"] > 0.5  # the (L, S, A) tensor: written, then tanh over it
-    assert f"L = S = {ch02._BREAKDOWN_SIZE}" in result.message and f"{result.fields['tanh']:.0%}" in result.message
+    assert f"L = S = {additive_choice.BREAKDOWN_SIZE}" in result.message
+    assert f"{result.fields['tanh']:.0%}" in result.message
 
 
 def test_why_additive_explains_each_wrong_option():
@@ -427,7 +432,7 @@ def test_temperature_ablation_trains_a_clean_design_and_its_control():
     result = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=4.0))
     assert result.passed, result.message
     assert result.fields["accuracy"] >= 0.9 > result.fields["control"]  # both measured by the checker
-    assert result.fields["control"] == ch02._plain_cosine_control(0)
+    assert result.fields["control"] == cosine_runs.plain_cosine_run(0)[0]
     assert result.fields["step_control"] < 0.9  # the second control, steps as large, the plain bound: measured
     assert result.fields["spread"] == pytest.approx(4 * result.fields["spread_plain"], rel=1e-4)
     assert "step size alone" in result.message and "three things" in result.message
@@ -437,13 +442,34 @@ def test_temperature_ablation_trains_a_clean_design_and_its_control():
 
 @pytest.mark.slow
 def test_temperature_ablation_says_when_the_control_learned_too(monkeypatch):
-    monkeypatch.setattr(ch02, "_plain_cosine_control", lambda seed: 0.95)
+    monkeypatch.setattr(cosine_runs, "plain_cosine_run", lambda seed: (0.95, 0.1))
     result = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=4.0))
     _rejects(result, "cannot be told apart", "95.0%")
 
 
 @pytest.mark.slow
 def test_temperature_ablation_says_when_bigger_steps_alone_learned(monkeypatch):
-    monkeypatch.setattr(ch02, "_step_size_control", lambda seed, factor: 0.93)
+    monkeypatch.setattr(cosine_runs, "step_size_control", lambda seed, factor: 0.93)
     result = ch02.check_temperature_ablation(replace(score_learning.score_config("cosine"), scale=4.0))
     _rejects(result, "bigger steps alone", "93.0%", "cannot name the bound")
+
+
+# --------------------------------------------------------------------------------------------
+# The student's answers (shared/reviews/labs-student.md)
+# --------------------------------------------------------------------------------------------
+
+
+def test_minus_the_distance_is_told_that_the_exercise_asks_for_the_squared_distance():
+    result = ch02.check_euclidean_scores(lambda q, k: -torch.cdist(q, k))
+    _rejects(result, "asks for minus the squared distances", "neg_euclidean_scores")
+    assert "平方距离" in ch02.check_euclidean_scores(lambda q, k: -torch.cdist(q, k), language="zh").message
+
+
+def test_a_count_returned_as_a_float_is_accepted():
+    assert ch02.check_dot_flops(lambda L, S, E: 2.0 * L * S * E).passed
+
+
+def test_the_speed_bar_is_ten_times_the_loop_timed_the_same_way():
+    assert ch02.SPEEDUP_REQUIRED >= 10
+    result = ch02.check_vectorised_cosine(_cosine)
+    assert result.passed and result.fields["speedup"] >= 3 * ch02.SPEEDUP_REQUIRED, result.message

@@ -15,6 +15,7 @@ from helpers.diagnostics import softmax_jacobian
 from helpers.exercises import CheckResult, ch03
 from helpers.exercises.predictions import _forget as forget
 from helpers.exercises.predictions import predict, recorded, reveal
+from helpers.exercises.scaling import attention_scale, learning_rates, multihead_fix
 from helpers.experiments import dot_variance, scale_training
 from helpers.experiments.logit_scale import logit_scale_of
 from helpers.experiments.scale_training import LearningRateSweep
@@ -54,7 +55,7 @@ def test_predicted_variance_accepts_d_k_sigma_to_the_fourth_and_shows_a_fresh_me
     assert isinstance(result, CheckResult) and result.passed and "prediction was right" in result.message
     measured = float(result.fields["measured"])
     assert measured == pytest.approx(4.0, rel=0.05)  # Var over 20,000 fresh pairs: standard error about 1%
-    assert ch03.check_predicted_variance(d_k=64, sigma=0.5).fields["measured"] != measured  # fresh samples
+    assert ch03.check_predicted_variance(d_k=64, sigma=0.5).fields["measured"] == measured  # seeded samples
     predict(ch03.VARIANCE_KEY, torch.tensor(10 * 2.0**4))
     assert ch03.check_predicted_variance(d_k=10, sigma=2.0).passed
 
@@ -198,7 +199,7 @@ def test_row_spread_names_a_mistake_only_when_a_second_draw_shows_it():
 
     predict(ch03.ROW_SPREAD_KEY, "smaller")
     result = ch03.check_row_spread(once_all_keys)
-    assert not result.passed and len(calls) == 2, (calls, result.message)
+    assert not result.passed and len(calls) == 3, (calls, result.message)  # the three named cases
     assert "not the mean within-row variance" in result.message and "every key" not in result.message
     assert f"d_k = {calls[0]}" in result.message  # the first draw's numbers, the one that was wrong
 
@@ -419,7 +420,7 @@ def test_lr_prediction_refuses_the_package_reading_by_every_route(small_sweep):
 
 def test_lr_prediction_refuses_a_made_up_sweep(small_sweep):
     predict(ch03.LEARNING_RATES_KEY, {"scaled": 1, "no scale": 1})
-    probe = ch03._made_up_sweep(torch.Generator().manual_seed(0))  # the checker's own probe, passed back
+    probe = learning_rates.made_up_sweep(torch.Generator().manual_seed(0))  # the checker's own probe, passed back
     assert "one seed proves nothing" in ch03.check_lr_prediction(_usable, probe).message
     assert "must be the LearningRateSweep" in ch03.check_lr_prediction(_usable, {"scaled": []}).message
     edited = copy.deepcopy(small_sweep)
@@ -443,13 +444,13 @@ def test_lr_prediction_trains_a_run_again_and_refuses_a_history_training_did_not
         for runs in per_lr:
             for run in runs:
                 run.history.loss[3] += 0.5  # every run touched: whichever the checker trains again differs
-    ch03._PRODUCED.add(ch03._digest(forged))  # as if the registry had been fooled
+    learning_rates._PRODUCED.add(learning_rates._digest(forged))  # as if the registry had been fooled
     predict(ch03.LEARNING_RATES_KEY, {"scaled": 1, "no scale": 1})
     result = ch03.check_lr_prediction(_usable, forged)
     assert not result.passed and "the checker trained it again" in result.message
     for run in (small_sweep.runs["scaled"][0][0], small_sweep.runs["no scale"][1][2]):
-        assert ch03._trained_again(run)  # training is deterministic: the real run agrees
-    assert ch03._trained_again(small_sweep.runs["scaled"][1][1], steps=60)  # all of it
+        assert learning_rates._trained_again(run)  # training is deterministic: the real run agrees
+    assert learning_rates._trained_again(small_sweep.runs["scaled"][1][1], steps=60)  # all of it
 
 
 def test_a_sweep_trained_outside_the_exercise_runner_is_refused(small_sweep):
@@ -460,13 +461,13 @@ def test_a_sweep_trained_outside_the_exercise_runner_is_refused(small_sweep):
 
 def test_the_made_up_sweep_is_fresh_and_sets_both_traps():
     for seed in range(5):
-        sweep = ch03._made_up_sweep(torch.Generator().manual_seed(seed))
+        sweep = learning_rates.made_up_sweep(torch.Generator().manual_seed(seed))
         for label in ("scaled", "no scale"):
             by_seed = sweep.final_accuracy_by_seed(label)
             assert any(sum(a) / 3 >= 0.9 > min(a) for a in by_seed)  # the mean passes, one seed fails
             assert any(max(a) >= 0.9 > sum(a) / 3 for a in by_seed)  # one seed passes, the mean fails
             assert any(max(a) < 0.9 for a in by_seed) and any(min(a) >= 0.9 for a in by_seed)
-    assert ch03._made_up_sweep(torch.Generator().manual_seed(0)).lrs != ch03._made_up_sweep(
+    assert learning_rates.made_up_sweep(torch.Generator().manual_seed(0)).lrs != learning_rates.made_up_sweep(
         torch.Generator().manual_seed(1)).lrs
 
 
@@ -506,7 +507,7 @@ def test_attention_scale_layouts_are_fresh_so_a_table_fails():
     assert not result.passed and "KeyError" in result.message
     kinds = [(h > hkv > 1, h == hkv > 1, h > hkv == 1, h == 1) for _, h, hkv in first]
     assert kinds == [(True, False, False, False), (False, True, False, False), (False, False, True, False),
-                     (False, False, False, True)]
+                     (False, False, False, True), (True, False, False, False)]  # the named ones, then a fresh GQA
 
 
 def test_attention_scale_refuses_the_package_scale_by_every_route():
@@ -632,7 +633,8 @@ def test_multihead_fix_layouts_weights_and_inputs_are_fresh():
 
     for _ in range(3):
         assert ch03.check_multihead_fix(spy).passed
-    assert len(set(seen)) == len(seen) == 6
+    assert len(seen) == 9 and seen[:2] == seen[3:5] == seen[6:8]  # two named layers, the same every time
+    assert len({seen[2], seen[5], seen[8]}) == 3  # and a fresh one
 
 
 def test_multihead_fix_refuses_a_table_of_answers_for_earlier_inputs():
@@ -771,20 +773,20 @@ def test_entropy_prediction_of_scaled_question_rejects_the_unscaled_value():
 def test_head_layouts_never_make_two_scale_mistakes_alike():
     # head_dim = 4 with num_heads = 16 gives 1/head_dim = 1/sqrt(num_heads): such a layout was once drawn and
     # the checker named the wrong mistake.
-    assert not ch03._mistakes_are_told_apart(64, 16, 8)
-    assert ch03._mistakes_are_told_apart(96, 16, 8)
+    assert not attention_scale.told_apart(64, 16, 8)
+    assert attention_scale.told_apart(96, 16, 8)
+    assert attention_scale.told_apart(*attention_scale.CASES[0][1]["layout"])  # the named GQA layout
     gen = torch.Generator().manual_seed(0)
     for _ in range(300):
-        embed_dim, num_heads, num_kv_heads = ch03._fresh_layouts(gen)[0]  # the GQA layout, where mistakes are named
+        embed_dim, num_heads, num_kv_heads = attention_scale._fresh(gen)["layout"]
         head_dim, kv_dim = embed_dim // num_heads, embed_dim // num_kv_heads
         right = 1 / math.sqrt(head_dim)
         values = [1 / math.sqrt(embed_dim), math.sqrt(head_dim), 1 / head_dim, 1 / math.sqrt(kv_dim),
                   1 / math.sqrt(num_heads), math.sqrt(embed_dim)]
         missed = [v for v in values if not math.isclose(v, right, rel_tol=1e-9)]
         assert len({round(v, 9) for v in missed}) == len(missed), (embed_dim, num_heads, num_kv_heads)
-        layer, _ = ch03._fresh_layer(gen)
-        head_dim = layer.embed_dim // layer.num_heads
-        assert not math.isclose(1 / head_dim, 1 / math.sqrt(layer.num_heads)), (layer.embed_dim, layer.num_heads)
+        layout = multihead_fix._fresh(gen)
+        assert not math.isclose(1 / layout["head_dim"], 1 / math.sqrt(layout["heads"])), layout
 
 
 @pytest.mark.parametrize("repeat", range(5))

@@ -385,8 +385,8 @@ def test_view_fix_refuses_delegation():
         assert not verdict.passed and "helpers.MultiHeadAttention" in verdict.message, route
     assert "scaled_dot_product_attention" in ch04.check_view_fix(with_fused_kernel).message
     assert "MultiheadAttention" in ch04.check_view_fix(with_pytorch_layer).message
-    verdict = ch04.check_view_fix(ch04.buggy_multihead_attention)
-    assert not verdict.passed and "buggy_multihead_attention" in verdict.message
+    verdict = ch04.check_view_fix(ch04.buggy_view_attention)
+    assert not verdict.passed and "buggy_view_attention" in verdict.message
 
 
 # --- exercise 5: parameters ---------------------------------------------------------------------------
@@ -412,11 +412,24 @@ def test_parameter_count_accepts_the_formula_in_any_style():
     (lambda d, h, hkv, bias: right_count(d, h, hkv, bias) - d * d - (d if bias else 0), "o_proj"),
     (lambda d, h, hkv, bias: right_count(d, h, hkv, bias) * h, "multiplied by the number of heads"),
     (lambda d, h, hkv, bias: right_count(d, h, hkv, bias) + 1, "expected"),
-    (lambda d, h, hkv, bias: float(right_count(d, h, hkv, bias)), "return an int"),
+    (lambda d, h, hkv, bias: right_count(d, h, hkv, bias) + 0.5, "a whole number"),
+    (lambda d, h, hkv, bias: str(right_count(d, h, hkv, bias)), "a whole number"),
 ])
 def test_parameter_count_names_each_mistake(answer, words):
     verdict = ch04.check_parameter_count(answer)
     assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def test_parameter_count_refuses_the_package_s_count_of_a_model_shape_by_name():
+    from helpers.experiments import decoding
+
+    def by_model_shape(d, h, hkv, bias):  # the package's own count (a property of a shape the answer builds)
+        shape = decoding.ModelShape("mine", num_layers=1, embed_dim=d, num_heads=h, num_kv_heads=hkv,
+                                    head_dim=d // h, ffn_dim=0, ffn_matrices=0, vocab_size=0)
+        return shape.params_per_layer + ((2 * d + 2 * hkv * (d // h)) if bias else 0)  # right, with the biases
+    assert by_model_shape(8, 2, 1, True) == right_count(8, 2, 1, True)
+    verdict = ch04.check_parameter_count(by_model_shape)
+    assert not verdict.passed and "ModelShape.params_per_layer" in verdict.message, verdict.message
 
 
 def test_parameter_count_refuses_building_a_layer_by_any_route():
@@ -543,3 +556,46 @@ def test_head_ablation_names_a_mask_that_removes_nothing_or_keeps_one(run):
     assert "removed nothing" in ch04.check_head_ablation(lambda r: [r.score()] * r.num_heads, run).message
     keep_one = lambda r: [r.score(torch.eye(r.num_heads)[h]) for h in range(r.num_heads)]  # noqa: E731
     assert "kept one head" in ch04.check_head_ablation(keep_one, run).message
+
+
+# --- the student's answers (shared/reviews/labs-student.md) -----------------------------------------------
+
+def test_a_fix_with_a_variable_renamed_is_accepted():
+    def renamed(x, layer):  # e -> head_dim, every line else the buggy function's, the view lines fixed
+        batch, length, d_model = x.shape
+        heads = layer.num_heads
+        head_dim = d_model // heads
+        q = layer.q_proj(x).view(batch, length, heads, head_dim).transpose(1, 2)
+        k = layer.k_proj(x).view(batch, length, heads, head_dim).transpose(1, 2)
+        v = layer.v_proj(x).view(batch, length, heads, head_dim).transpose(1, 2)
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(head_dim), dim=-1)  # (B, H, L, L)
+        out = (weights @ v).transpose(1, 2).reshape(batch, length, d_model)  # (B, L, D)
+        return layer.o_proj(out)
+    verdict = ch04.check_view_fix(renamed)
+    assert verdict.passed, verdict.message
+
+
+def test_a_count_returned_as_an_integral_float_is_accepted():
+    verdict = ch04.check_parameter_count(lambda d, h, hkv, bias: float(right_count(d, h, hkv, bias)))
+    assert verdict.passed, verdict.message
+
+
+def test_a_layer_whose_split_heads_is_still_the_stub_names_the_stub():
+    def split_heads(x, num_heads):
+        raise NotImplementedError  # your code here
+
+    def my_multihead(x, layer):
+        q, k, v = (split_heads(p(x), layer.num_heads) for p in (layer.q_proj, layer.k_proj, layer.v_proj))
+        return layer.o_proj(merge(torch.softmax(q @ k.transpose(-2, -1) / layer.head_dim ** 0.5, -1) @ v))
+    verdict = ch04.check_multihead_attention(my_multihead)
+    assert not verdict.passed and "calls split_heads, which is still the stub" in verdict.message, verdict.message
+    verdict = ch04.check_split_heads(split_heads)
+    assert not verdict.passed and verdict.message.startswith("split_heads is still the stub"), verdict.message
+    assert "split_heads" in ch04.check_multihead_attention(my_multihead, language="zh").message
+
+
+def test_a_mask_that_keeps_one_head_says_what_the_mask_means(run):
+    predict(ch04.ABLATION, 0)
+    removing = lambda r: [r.score(torch.eye(r.num_heads)[h].bool()) for h in range(r.num_heads)]  # noqa: E731
+    verdict = ch04.check_head_ablation(removing, run)
+    assert not verdict.passed and "kept one head" in verdict.message and "True" in verdict.message

@@ -14,6 +14,8 @@ from helpers import chunked
 from helpers.attention import repeat_kv
 from helpers.exercises import ch06_memory as ex
 from helpers.exercises import predictions
+from helpers.exercises.memory_position import cache_bytes as cache_bytes_module
+from helpers.exercises.memory_position import decode, ranking
 from helpers.experiments import position as pos
 from helpers.memory import kv_cache_bytes
 from helpers.multihead import KVCache, MultiHeadAttention
@@ -89,11 +91,11 @@ def test_decode_step_names_each_mistake():
     refused(ex.check_decode_step(make_step(tile=True)), "h // (H / H_kv)")
 
 
-def test_decode_step_draws_fresh_shapes():
-    seen = set()
-    for _ in range(6):
-        seen.update(ex._decode_configs(ex.fresh_generator()))
-    assert len(seen) > 6 and any(c[4] == 0 for c in seen) and any(c[1] != c[2] for c in seen)
+def test_decode_step_tries_named_shapes_and_fresh_ones():
+    named = [params["config"] for _, params in decode.CASES]
+    assert any(c[4] == 0 for c in named) and any(c[1] != c[2] for c in named) and any(c[1] == c[2] for c in named)
+    fresh = {tuple(decode._fresh(torch.Generator().manual_seed(seed))["config"]) for seed in range(6)}
+    assert len(fresh) == 6 and all(c[1] != c[2] and c[4] > 0 for c in fresh)
 
 
 def test_decode_step_rejects_the_stub_and_every_route_to_the_layer():
@@ -147,9 +149,9 @@ def test_cache_bytes_accepts_the_formula_and_names_each_mistake():
 
 
 def test_cache_bytes_refuses_a_table_of_the_published_models():
-    table = {shape[1:]: cache_bytes(*shape[1:]) for shape in ex._SHAPES}
+    table = {shape[1:]: cache_bytes(*shape[1:]) for shape in cache_bytes_module.SHAPES[:4]}
     refused(ex.check_cache_bytes(lambda *a: table.get(a, 0)), "made-up shapes", "not look them up")
-    shapes = ex._fresh_shapes(ex.fresh_generator()) + ex._fresh_shapes(ex.fresh_generator())
+    shapes = [cache_bytes_module._fresh(torch.Generator().manual_seed(seed))["shape"] for seed in range(8)]
     assert len({s[7] for s in shapes}) > 1 and len({s[1:7] for s in shapes}) == len(shapes)
 
 
@@ -355,7 +357,7 @@ def test_extrapolation_ranking_needs_a_prediction_recorded_before(runs):
     refused(ex.check_extrapolation_ranking(far_accuracy, runs, SETTINGS), "first record your prediction")
     ex.predict(ex.RANKING, ["alibi"])
     refused(ex.check_extrapolation_ranking(far_accuracy, runs, SETTINGS), "each of")
-    measured = sorted(runs, key=lambda n: -ex._far_accuracy(runs)[n])
+    measured = sorted(runs, key=lambda n: -ranking.far_accuracy(runs)[n])
     ex.predict(ex.RANKING, measured)
     verdict = ex.check_extrapolation_ranking(far_accuracy, runs, SETTINGS)
     assert verdict.passed and "was right" in verdict.message and "You placed 2 of 2" in verdict.message

@@ -10,9 +10,12 @@ import torch
 from torch.distributions import Categorical
 
 from exercise_routes import delegating_routes
+from helpers.blocks import TransformerBlock
 from helpers.diagnostics import attention_entropy, attention_rollout
 from helpers.exercises import ch06_training as ex
 from helpers.exercises import predictions
+from helpers.exercises.cases import Case
+from helpers.exercises.training import pre_ln
 from helpers.experiments import training_failures as tf
 
 # ------------------------------------------------------------------ exercise 1: entropy per head
@@ -268,7 +271,7 @@ def test_pre_ln_checker_says_what_each_misplaced_norm_does():
 def test_pre_ln_checker_rejects_the_block_itself_by_any_route():
     verdict = ex.check_pre_ln_fix(lambda block, x: block(x).hidden)
     assert not verdict.passed and "helpers.TransformerBlock" in verdict.message
-    for route, answer in delegating_routes(ex.TransformerBlock.forward, lambda f, b, x: f(b, x).hidden).items():
+    for route, answer in delegating_routes(TransformerBlock.forward, lambda f, b, x: f(b, x).hidden).items():
         verdict = ex.check_pre_ln_fix(answer)
         assert not verdict.passed and "helpers.TransformerBlock" in verdict.message, route
 
@@ -290,7 +293,7 @@ def test_pre_ln_checker_refuses_pytorchs_own_pre_ln_layer_holding_the_blocks_wei
             layer.linear2.load_state_dict(block.ffn.linear2.state_dict())
         return layer(x)
 
-    block, x = ex._fresh_block(torch.Generator().manual_seed(3))
+    block, x = pre_ln.fresh_block(Case("a block", pre_ln.CASES[0][1], torch.Generator().manual_seed(3)))
     with torch.no_grad():  # the route is a right answer when nothing watches it
         torch.testing.assert_close(torch_layer(block, x), block(x).hidden, rtol=1e-4, atol=1e-5)
     verdict = ex.check_pre_ln_fix(torch_layer)

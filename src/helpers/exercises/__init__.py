@@ -2,15 +2,22 @@
 
 Each checker takes the reader's answer (a tensor, a number or a function), never raises on a wrong
 answer, and returns a :class:`CheckResult` whose message says *what* is wrong (a shape, a scale, a
-mask, a sign...), not only that something is. One module per chapter: :mod:`helpers.exercises.ch01`, ...
-A checker reads as its logic: the helpers that call and type-check the reader's answer
-(:mod:`helpers.exercises.reader`) raise :class:`~helpers.exercises.reader.Rejected` with the verdict
-on a wrong one, and the decorator :func:`~helpers.exercises.reader.checker` on each public checker
-returns that verdict.
+mask, a sign...), not only that something is. The labs import one module per lab's chapter,
+:mod:`helpers.exercises.ch01` ... :mod:`helpers.exercises.ch06_long_context`; behind each, one
+module per exercise, in one package per lab (``helpers/exercises/bottleneck/``, ``dot_product/``,
+``scaling/``, ``multihead/``, ``variants/``, ``training/``, ``memory_position/``).
 
-Messages come from a catalogue keyed by language (:mod:`helpers.exercises.messages`): English by
-default, Chinese for the Chinese edition's labs; a checker that takes ``language`` says so in its
-docstring (:mod:`helpers.exercises.ch04` is the model the other chapters follow).
+What every checker shares:
+
+- :mod:`~helpers.exercises.reader`: the decorator :func:`~helpers.exercises.reader.checker` (a
+  :class:`~helpers.exercises.reader.Rejected` raised inside becomes the verdict; the ``language``
+  argument is put in force for every message), calling the answer safely
+  (:func:`~helpers.exercises.reader.call_watched`) and type-checking what it returns;
+- :mod:`~helpers.exercises.guard` and :mod:`~helpers.exercises.running`: what the answer may not
+  call, and where it runs (a fresh thread, a time limit, an interrupt that stops it);
+- :mod:`~helpers.exercises.cases`: named seeded cases, one fresh case whose seed the verdict gives,
+  and the :class:`~helpers.exercises.cases.Mistake` tables that name what a wrong answer did;
+- :mod:`~helpers.exercises.messages`: the catalogue of messages, in English and Chinese.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .messages import get_language, portable_fields, resolve_language, set_language, text
+from .messages import _language, get_language, portable_fields, resolve_language, set_language, text
 
 __all__ = ["CheckResult", "get_language", "set_language"]
 
@@ -52,14 +59,14 @@ class CheckResult:
         Args:
             passed: Whether the answer is right.
             key: The message's key in :data:`helpers.exercises.messages.CATALOGUE`.
-            language: ``"en"``, ``"zh"``, or ``None`` for :func:`get_language`.
+            language: ``"en"``, ``"zh"``, or ``None``: the running checker's, else :func:`get_language`.
             **fields: The values of the message's fields.
 
         Returns:
             The verdict, which keeps ``key`` and ``fields`` so that it can be rendered again in
             another language (:meth:`in_language`).
         """
-        language = resolve_language(language)
+        language = _language(language)
         fields = portable_fields(fields)
         return cls(passed, text(key, language, **fields), key, fields, language)
 

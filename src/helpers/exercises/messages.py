@@ -10,7 +10,8 @@ outputs are shared by both editions (``book/_ext/editions.py``).
 Languages are ``"en"`` (the default: English callers see exactly the messages they always did)
 and ``"zh"`` (Simplified Chinese). Which one a checker uses, first match wins:
 
-1. its ``language`` argument;
+1. its ``language`` argument, which the decorator :func:`helpers.exercises.reader.checker` puts in
+   force for everything the checker renders (:func:`speaking`): no checker passes it on by hand;
 2. :func:`set_language` (e.g. ``helpers.exercises.set_language("zh")`` in a notebook);
 3. the environment variable ``HELPERS_LANGUAGE``;
 4. the notebook the kernel runs: a notebook of the Chinese edition (under ``zh/notebooks/`` or
@@ -28,13 +29,43 @@ to English, and ``tests/test_editions.py`` lists the keys a language still lacks
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from ..language import LANGUAGES, get_language, resolve_language, set_language
 
-__all__ = ["LANGUAGES", "CATALOGUE", "register", "phrase", "text", "resolve_language", "set_language", "get_language",
-           "portable_fields"]
+__all__ = ["LANGUAGES", "CATALOGUE", "register", "phrase", "text", "joined", "quoted", "speaking", "resolve_language",
+           "set_language", "get_language", "portable_fields"]
+
+_SPEAKING: ContextVar[str | None] = ContextVar("helpers_exercises_language", default=None)
+"""The language of the checker that is running (:func:`speaking`), if any."""
+
+
+@contextmanager
+def speaking(language: str | None) -> Iterator[str]:
+    """Within the block, a message rendered without a language is rendered in ``language``.
+
+    Args:
+        language: ``"en"``, ``"zh"``, or ``None`` for :func:`get_language`.
+
+    Yields:
+        The language in force.
+
+    Raises:
+        ValueError: ``language`` is not one of :data:`LANGUAGES`.
+    """
+    token = _SPEAKING.set(resolve_language(language))
+    try:
+        yield _SPEAKING.get() or LANGUAGES[0]
+    finally:
+        _SPEAKING.reset(token)
+
+
+def _language(language: str | None) -> str:
+    """``language`` if given, else the running checker's (:func:`speaking`), else :func:`get_language`."""
+    return resolve_language(_SPEAKING.get() if language is None else language)
 
 
 CATALOGUE: dict[str, dict[str, str]] = {}
@@ -119,7 +150,8 @@ def text(key: str, language: str | None = None, /, **fields: Any) -> str:
 
     Args:
         key: The message's key, e.g. ``"reader.returned_none"``.
-        language: ``"en"``, ``"zh"``, or ``None`` for :func:`get_language`.
+        language: ``"en"``, ``"zh"``, or ``None``: the running checker's (:func:`speaking`), else
+            :func:`get_language`.
         **fields: The values of the template's named fields; a value given as
             ``{"en": ..., "zh": ...}`` (a phrase) is rendered in ``language`` too.
 
@@ -130,10 +162,41 @@ def text(key: str, language: str | None = None, /, **fields: Any) -> str:
         KeyError: ``key`` is not in the catalogue.
         ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
     """
-    language = resolve_language(language)
+    language = _language(language)
     templates = _templates(key)
     template = templates.get(language, templates[LANGUAGES[0]])
     return template.format(**{name: _localised(value, language) for name, value in fields.items()})
+
+
+_SEPARATORS = {"clauses": {"en": "; ", "zh": "；"}, "list": {"en": ", ", "zh": "，"}}
+
+
+def joined(parts: Sequence[tuple[str, Mapping[str, Any]]], separator: str = "clauses") -> dict[str, str]:
+    """Several messages ``(key, fields)`` joined into one phrase, in every language.
+
+    Args:
+        parts: The messages.
+        separator: ``"clauses"`` (``"; "``) or ``"list"`` (``", "``), each in its language's punctuation.
+
+    Returns:
+        ``{language: text}``.
+    """
+    return {language: _SEPARATORS[separator][language].join(text(key, language, **fields) for key, fields in parts)
+            for language in LANGUAGES}
+
+
+def quoted(verdict: Any) -> dict[str, str]:
+    """A verdict's message in every language, to quote inside another message (a Chinese one without its
+    final full stop, which the sentence around it supplies).
+
+    Args:
+        verdict: A :class:`~helpers.exercises.CheckResult`.
+
+    Returns:
+        ``{language: text}``.
+    """
+    return {language: verdict.in_language(language).message.rstrip("" if language == LANGUAGES[0] else "。")
+            for language in LANGUAGES}
 
 
 register({
@@ -147,8 +210,28 @@ register({
         "zh": "这里要的是一个函数，收到的却是 {type}：请把函数本身传进来，例如 check(my_function)，"
               "而不是 check(my_function(...))"},
     "reader.stub": {
-        "en": "the function is still the stub (it raises NotImplementedError): write your answer in its body",
-        "zh": "函数还是原来的空壳（它抛出 NotImplementedError）：请在函数体里写下你的答案"},
+        "en": "{name} is still the stub (it raises NotImplementedError): write your answer in its body",
+        "zh": "{name} 还是原来的空壳（它抛出 NotImplementedError）：请在函数体里写下你的答案"},
+    "reader.stub_called": {
+        "en": "your function calls {name}, which is still the stub (it raises NotImplementedError): write {name} "
+              "first (its own exercise), then check this one again",
+        "zh": "你的函数调用了 {name}，而它还是原来的空壳（抛出 NotImplementedError）：先写好 {name}"
+              "（它有自己的练习），再检查这一题"},
+    "reader.time_limit": {
+        "en": "your function ran for more than {seconds:g} s and was stopped: look for a loop that never ends "
+              "(the next check starts afresh)",
+        "zh": "你的函数运行超过了 {seconds:g} 秒，已被停止：看看有没有永远不会结束的循环（下一次检查会重新开始）"},
+    "reader.time_limit_stuck": {
+        "en": "your function ran for more than {seconds:g} s and could not be stopped (does it catch every "
+              "exception in a loop?): it goes on in the background; the next check starts afresh, but restart the "
+              "kernel to free the processor",
+        "zh": "你的函数运行超过了 {seconds:g} 秒，而且无法停止（它是不是在循环里捕获了所有异常？）：它仍在后台运行；"
+              "下一次检查会重新开始，但请重启内核以释放处理器"},
+    "cases.fresh": {
+        "en": "right on the checker's named cases, but not on a fresh one (seed {seed}, drawn now, so that no table "
+              "of answers passes): {verdict}",
+        "zh": "在检查器的固定用例上正确，但在一个新抽取的用例上不对（种子 {seed}，现抽现用，"
+              "使预先算好的答案表无法通过）：{verdict}"},
     "reader.raised": {
         "en": "your function raised {type}: {error}{hint}",
         "zh": "你的函数抛出了 {type}：{error}{hint}"},
@@ -174,7 +257,8 @@ register({
         "zh": "你的函数返回的是 {type}，torch.Tensor 的子类；请以普通 torch.Tensor 返回{what}"
               "（子类可以改变比较的含义）"},
     "guard.tampers": {
-        "en": "your answer switches off the checker's watch on the calls it makes (sys.setprofile or "
-              "threading.setprofile): write the exercise instead.",
-        "zh": "你的答案关掉了检查器对其调用的监视（sys.setprofile 或 threading.setprofile）：请直接完成练习。"},
+        "en": "your answer switches off the checker's watch on the calls it makes (sys.settrace, sys.setprofile "
+              "or threading.settrace): write the exercise instead.",
+        "zh": "你的答案关掉了检查器对其调用的监视（sys.settrace、sys.setprofile 或 threading.settrace）："
+              "请直接完成练习。"},
 })

@@ -4,29 +4,32 @@ A checker reads as its logic: the helpers here that meet a wrong answer (a funct
 a result that is not a tensor...) raise :class:`Rejected`, which carries the verdict, and the
 decorator :func:`checker` on every public checker turns it into the checker's return value. So a
 checker never raises on a wrong answer, and writes no ``if failure is not None: return failure``.
+
+The decorator also takes the checker's ``language`` argument and puts it in force for every message
+rendered while the checker runs (:func:`helpers.exercises.messages.speaking`): a checker writes
+``verdict(False, "ch04.split.shape", got=...)`` and never passes a language on by hand.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import sysconfig
+import traceback
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from .. import seeding
 from . import CheckResult
-from .guard import (
-    CallWatch,
-    PackageCallError,
-    delegation_verdict,
-    peeking_verdict,
-    run_on_clean_stack,
-    tampering_verdict,
-    watching,
-)
+from .guard import CallWatch
+from .messages import speaking
+from .running import AnswerStopped, TimeLimitExceeded, run_answer
+
+__all__ = ["Rejected", "checker", "verdict", "reject", "passed_unless", "call_watched", "as_tensor", "as_number",
+           "allclose", "draw_int"]
 
 
 class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
@@ -39,8 +42,26 @@ class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is
         return self.args[0]
 
 
+def verdict(passed: bool, key: str, /, **fields: Any) -> CheckResult:
+    """The verdict whose message is the catalogue's ``key``, in the running checker's language."""
+    return CheckResult.of(passed, key, **fields)
+
+
+def reject(key: str, /, **fields: Any) -> Rejected:
+    """A :class:`Rejected` that carries the failed verdict ``key`` (``raise reject("...", got=...)``)."""
+    return Rejected(CheckResult.of(False, key, **fields))
+
+
+def passed_unless(failure: CheckResult | None, key: str, /, **fields: Any) -> CheckResult:
+    """``failure`` if there is one, else the passed verdict ``key`` (a failed verdict is falsy: no ``or``)."""
+    return failure if failure is not None else CheckResult.of(True, key, **fields)
+
+
 def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
-    """Decorator of a public checker: a :class:`Rejected` raised inside it becomes its verdict.
+    """Decorator of a public checker: its ``language`` argument in force, a :class:`Rejected` its verdict.
+
+    The decorated checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
+    as a keyword argument on top of its own, and every message rendered while it runs is in that language.
 
     Args:
         fn: The checker.
@@ -49,169 +70,145 @@ def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
         The checker, returning the verdict a :class:`Rejected` carries instead of raising it.
     """
     @functools.wraps(fn)
-    def checked(*args: Any, **kwargs: Any) -> CheckResult:
-        try:
-            return fn(*args, **kwargs)
-        except Rejected as rejected:
-            return rejected.verdict
+    def checked(*args: Any, language: str | None = None, **kwargs: Any) -> CheckResult:
+        with speaking(language):
+            try:
+                return fn(*args, **kwargs)
+            except Rejected as rejected:
+                return rejected.verdict
 
     return checked
 
 
-def call_reader_function(fn: Any, *args: Any, shape_hint: str | Mapping[str, str] = "",
-                         language: str | None = None, watch: CallWatch | None = None) -> tuple[Any, CheckResult | None]:
-    """Call the reader's function; on failure, a CheckResult that explains it instead of an exception.
-
-    Args:
-        fn: The reader's function.
-        *args: Its arguments.
-        shape_hint: Appended to the message when the error looks like a shape mismatch (a phrase
-            ``{language: text}`` is given in the verdict's language).
-        language: The verdict's language (:mod:`helpers.exercises.messages`); ``None``: the default.
-        watch: When given, the call runs under :func:`helpers.exercises.guard.watching` (the caller
-            reads what it reached: see :func:`call_watched`).
-
-    Returns:
-        ``(result, None)`` when the call worked, ``(None, verdict)`` when it did not.
-    """
-    if not callable(fn):
-        return None, CheckResult.of(False, "reader.not_callable", language, type=type(fn).__name__)
-    try:
-        with warnings.catch_warnings():  # the reader's warnings would end up in the page
-            warnings.simplefilter("ignore")
-            if watch is None:
-                return fn(*args), None
-            with watching(watch):
-                result = run_on_clean_stack(fn, *args, watch=watch)  # no checker frame above the answer
-            return result, None
-    except PackageCallError as error:  # raised by the answer itself (see guard)
-        return None, delegation_verdict(error, language)
-    except NotImplementedError:
-        return None, CheckResult.of(False, "reader.stub", language)
-    except Exception as error:  # the reader's code may fail in any way: report it, never raise
-        hint = shape_hint if shape_hint and ("shape" in str(error) or "size" in str(error)) else ""
-        return None, CheckResult.of(False, "reader.raised", language, type=type(error).__name__, error=str(error),
-                                    hint=hint)
+_LIBRARY_PATHS = tuple(sorted({path for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                               if (path := sysconfig.get_paths().get(key))}))
 
 
-def call_reader(fn: Any, *args: Any, shape_hint: str | Mapping[str, str] = "",
-                language: str | None = None) -> Any:
-    """:func:`call_reader_function` that returns the result alone and raises its verdict on failure.
-
-    Args:
-        fn: The reader's function.
-        *args: Its arguments.
-        shape_hint: As in :func:`call_reader_function`.
-        language: The verdict's language; ``None``: the default.
-
-    Returns:
-        What ``fn(*args)`` returned.
-
-    Raises:
-        Rejected: the call failed (the verdict explains how).
-    """
-    result, failure = call_reader_function(fn, *args, shape_hint=shape_hint, language=language)
-    if failure is not None:
-        raise Rejected(failure)
-    return result
+def _stub_verdict(error: NotImplementedError, fn: Any) -> CheckResult | None:
+    """The verdict for a stub that raised ``NotImplementedError``, naming it; ``None`` when a library raised it."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames or frames[-1].filename.startswith(_LIBRARY_PATHS) or "/helpers/" in frames[-1].filename:
+        return None
+    name = frames[-1].name
+    if name == getattr(fn, "__name__", None) or name in ("<lambda>", "<module>"):
+        return verdict(False, "reader.stub", name=f"{name}" if name != "<lambda>" else "the function")
+    return verdict(False, "reader.stub_called", name=name)
 
 
-def as_tensor(result: Any, what: str | Mapping[str, str], language: str | None = None) -> Tensor:
-    """``result`` if the reader returned a tensor, else :class:`Rejected` naming ``what`` was expected.
+def call_watched(fn: Any, *args: Any, forbidden: Iterable[Any] = (), allowed: Iterable[Any] = (),
+                 passthrough: Iterable[Callable[..., Any]] = (), shape_hint: str | Mapping[str, str] = "",
+                 watch: CallWatch | None = None, modes: Iterable[Any] = (), limit: float | None = None,
+                 given: Iterable[Any] = ()) -> Any:
+    """Call the reader's function in a thread of its own, watching what it calls; refuse one that delegates.
 
-    Args:
-        result: What the reader's function returned.
-        what: What it should have returned, e.g. ``"attention output, shape (B, L, D)"``, or that
-            phrase in every language, ``{"en": ..., "zh": ...}``.
-        language: The verdict's language; ``None``: the default.
-
-    Returns:
-        ``result``.
-
-    Raises:
-        Rejected: ``result`` is not a tensor (the verdict says what it is).
-    """
-    if result is None:
-        raise Rejected(CheckResult.of(False, "reader.returned_none", language, what=what))
-    if not isinstance(result, Tensor):
-        raise Rejected(CheckResult.of(False, "reader.not_a_tensor", language, type=type(result).__name__, what=what))
-    if type(result) not in (Tensor, torch.nn.Parameter):  # a subclass can redefine what comparing it means
-        raise Rejected(CheckResult.of(False, "reader.tensor_subclass", language, type=type(result).__name__,
-                                      what=what))
-    return result
-
-
-def fresh_generator() -> torch.Generator:
-    """A generator seeded from the operating system: the inputs a checker draws with it cannot be known
-    to the answer in advance (no table of precomputed outputs passes). Draw shapes with it too."""
-    return seeding.fresh_generator()
-
-
-def fresh_int(low: int, high: int, generator: torch.Generator) -> int:
-    """An integer in ``[low, high]`` drawn with ``generator`` (e.g. a fresh length or head count)."""
-    return int(torch.randint(low, high + 1, (1,), generator=generator).item())
-
-
-def allclose(a: Tensor, b: Tensor) -> bool:
-    """Same shape and equal to float tolerance (compared in float64; NaN is never close)."""
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6))
-
-
-def call_watched(fn: Any, *args: Any, forbidden: tuple[Any, ...] = (), allowed: tuple[Any, ...] = (),
-                 passthrough: tuple[Callable[..., Any], ...] = (), shape_hint: str | Mapping[str, str] = "",
-                 language: str | None = None) -> Any:
-    """Call the reader's function while watching every call it makes; refuse one that delegates.
-
-    The answer may not reach any function of the package (except those in ``allowed``) nor any of
-    ``forbidden`` (e.g. :data:`helpers.exercises.guard.ATTENTION`), by whatever route: see
-    :mod:`helpers.exercises.guard`. Compute the checker's reference before (or after) the call,
-    never inside it.
+    The answer may not reach any function of the package (except those in ``allowed`` and the property
+    getters of its arguments) nor any of ``forbidden`` (e.g. :data:`helpers.exercises.guard.ATTENTION`),
+    by whatever route: see :mod:`helpers.exercises.guard`; it runs in a fresh thread and is stopped past
+    its time limit: see :mod:`helpers.exercises.running`.
 
     Args:
         fn: The reader's function.
         *args: Its arguments.
         forbidden: Third-party functions, classes, modules or dotted paths the answer may not reach.
         allowed: Package functions, classes or modules the answer may call.
-        passthrough: The checker's own functions that call the answer (see
-            :class:`~helpers.exercises.guard.CallWatch`); ``fn`` may be one of them.
-        shape_hint: As in :func:`call_reader_function`.
-        language: The verdict's language; ``None``: the default.
+        passthrough: The checker's own functions that call the answer; ``fn`` may be one of them.
+        shape_hint: Appended to the message when the error looks like a shape mismatch (a phrase
+            ``{language: text}`` is given in the verdict's language).
+        watch: A :class:`~helpers.exercises.guard.CallWatch` to use (the caller reads its counts); when given,
+            ``forbidden``, ``allowed`` and ``passthrough`` are its own.
+        modes: PyTorch modes of the checker to run the answer under (entered in its thread).
+        limit: Seconds the call may run (``None``: :data:`helpers.exercises.running.TIME_LIMIT`).
+        given: Objects the answer is given besides its arguments (held by a passthrough): their package
+            properties may be read, as the arguments' may.
 
     Returns:
         What ``fn(*args)`` returned.
 
     Raises:
-        Rejected: the call failed, reached a forbidden function (the verdict names it) or switched
-            the watch off.
+        Rejected: the call failed, reached a forbidden function (the verdict names it), switched the
+            watch off, read the checker's frames, or ran past its limit.
     """
-    watch = CallWatch(forbidden, allowed, passthrough=passthrough)
-    result, failure = call_reader_function(fn, *args, shape_hint=shape_hint, language=language, watch=watch)
+    if not callable(fn):
+        raise reject("reader.not_callable", type=type(fn).__name__)
+    if watch is None:
+        watch = CallWatch(forbidden, allowed, passthrough=passthrough, arguments=(*args, *given))
+    failure: CheckResult | None = None
+    try:
+        with warnings.catch_warnings():  # the reader's warnings would end up in the page
+            warnings.simplefilter("ignore")
+            kwargs = {} if limit is None else {"limit": limit}
+            result = run_answer(fn, *args, watch=watch, modes=modes, **kwargs)
+    except TimeLimitExceeded as error:
+        raise reject("reader.time_limit" if error.stopped else "reader.time_limit_stuck", seconds=error.seconds)
+    except NotImplementedError as error:
+        failure = _stub_verdict(error, fn)
+        if failure is None:  # raised by a library, not a stub
+            failure = verdict(False, "reader.raised", type="NotImplementedError", error=str(error), hint="")
+    except (Exception, AnswerStopped) as error:  # the reader's code may fail in any way: report it, never raise
+        hint = shape_hint if shape_hint and ("shape" in str(error) or "size" in str(error)) else ""
+        failure = verdict(False, "reader.raised", type=type(error).__name__, error=str(error), hint=hint)
     if watch.tampered:
-        raise Rejected(tampering_verdict(language))
+        raise reject("guard.tampers")
     if watch.reached is not None:
-        raise Rejected(delegation_verdict(PackageCallError(watch.reached), language))
+        raise reject("guard.delegates", name=watch.reached)
     if watch.peeked:
-        raise Rejected(peeking_verdict(language))
+        raise reject("guard.peeks")
     if failure is not None:
         raise Rejected(failure)
     return result
 
 
-def call_without_package(fn: Any, *args: Any, disabled: tuple[Any, ...] = (), language: str | None = None,
-                         allowed: tuple[Any, ...] = ()) -> Any:
-    """:func:`call_watched` with ``disabled`` as its ``forbidden`` (the name the first checkers used).
+def as_tensor(result: Any, what: str | Mapping[str, str]) -> Tensor:
+    """``result`` if the reader returned a plain tensor, else :class:`Rejected` naming ``what`` was expected.
 
     Args:
-        fn: The reader's function.
-        *args: Its arguments.
-        disabled: Functions, classes or modules the answer may not reach, on top of the package.
-        language: The verdict's language; ``None``: the default.
-        allowed: Package functions the answer may call.
+        result: What the reader's function returned.
+        what: What it should have returned, e.g. ``"attention output, shape (B, L, D)"``, or that
+            phrase in every language, ``{"en": ..., "zh": ...}``.
 
     Returns:
-        What ``fn(*args)`` returned.
+        ``result``.
 
     Raises:
-        Rejected: the call failed or delegated (the verdict explains how).
+        Rejected: ``result`` is not a tensor (the verdict says what it is), or a subclass of one.
     """
-    return call_watched(fn, *args, forbidden=disabled, allowed=allowed, language=language)
+    if result is None:
+        raise reject("reader.returned_none", what=what)
+    if not isinstance(result, Tensor):
+        raise reject("reader.not_a_tensor", type=type(result).__name__, what=what)
+    if type(result) not in (Tensor, torch.nn.Parameter):  # a subclass can redefine what comparing it means
+        raise reject("reader.tensor_subclass", type=type(result).__name__, what=what)
+    return result
+
+
+def as_number(result: Any, key: str, /, integral: bool = False, **fields: Any) -> float:
+    """``result`` as a finite number (a one-element tensor, an int, a float), else :class:`Rejected` with ``key``.
+
+    Args:
+        result: What the reader's function returned.
+        key: The message that says what number was expected (fields ``type`` and ``value`` are given).
+        integral: Whether the number is a count: a float must then be integral (``360.0`` is 360).
+        **fields: The message's other fields.
+
+    Returns:
+        The number (an ``int`` when ``integral``).
+
+    Raises:
+        Rejected: ``result`` is not such a number.
+    """
+    if isinstance(result, Tensor) and result.numel() == 1:
+        result = result.item()
+    number = isinstance(result, (int, float)) and not isinstance(result, bool)
+    if not number or not math.isfinite(result) or (integral and not float(result).is_integer()):
+        raise reject(key, type=type(result).__name__, value=repr(result), **fields)
+    return int(result) if integral else float(result)
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    """Same shape and equal to float tolerance (compared in float64; NaN is never close)."""
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
+
+
+def draw_int(low: int, high: int, generator: torch.Generator) -> int:
+    """An integer in ``[low, high]`` drawn with ``generator`` (a length, a head count)."""
+    return int(torch.randint(low, high + 1, (1,), generator=generator).item())

@@ -231,10 +231,11 @@ MESSAGES = {
     "ch01.breaking.not_reproduced": {
         "en": "the result records a token accuracy of {recorded:.2f} at length {length} for the model without "
               "attention (H = {hidden}, mean over the seeds), but its own models, tested again on fresh sequences of "
-              "the task {task!r}, get {again:.2f}: pass the sweep's result unchanged, and task= the task it trained on",
+              "the task {task!r} (seed {seed}), get {again:.2f}: pass the sweep's result unchanged, and task= the task "
+              "it trained on",
         "zh": "这个结果记录的无注意力模型（H = {hidden}，各种子的平均）在长度 {length} 处的词元准确率是 "
               "{recorded:.2f}，"
-              "但用任务 {task!r} 的新序列重新测试它自己的模型，得到的是 {again:.2f}："
+              "但用任务 {task!r} 的新序列（种子 {seed}）重新测试它自己的模型，得到的是 {again:.2f}："
               "请原样传入扫描的结果，并用 task= 写明它训练的任务"},
     "ch01.breaking.not_evaluated": {
         "en": "{answer} is not one of the evaluated lengths {lengths}",

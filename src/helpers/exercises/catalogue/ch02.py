@@ -93,10 +93,12 @@ MESSAGES = {
         "zh": "符号反了：你的分数随距离增大，所以 softmax 把最大的权重给了最远的键。softmax 偏爱大的分数："
               "请给距离取负。"},
     "ch02.euclidean.not_squared": {
-        "en": "the order is right (nearer key, higher score), but these are minus the distances ‖q−k‖, not the "
-              "squared distances: the reference (and its fast expansion ‖q‖² − 2q·k + ‖k‖²) uses −‖q−k‖².",
-        "zh": "顺序对了（键越近，分数越高），但这是负的距离 −‖q−k‖，不是平方距离：参考实现"
-              "（以及它的快速展开式 ‖q‖² − 2q·k + ‖k‖²）用的是 −‖q−k‖²。"},
+        "en": "the order is right (nearer key, higher score), but these are minus the distances, −‖q−k‖: the "
+              "exercise asks for minus the squared distances, −‖q−k‖², as helpers.scores.neg_euclidean_scores "
+              "returns them (and as its fast expansion ‖q‖² − 2q·k + ‖k‖² computes them): square, then negate.",
+        "zh": "顺序对了（键越近，分数越高），但这是负的距离 −‖q−k‖：这道练习要的是负的平方距离 −‖q−k‖²，"
+              "和 helpers.scores.neg_euclidean_scores 的返回值一样（它的快速展开式 ‖q‖² − 2q·k + ‖k‖² 算的也是它）："
+              "先平方，再取负。"},
     "ch02.euclidean.not_finite": {
         "en": "some scores are inf or NaN, where a key equals the query (distance 0): 1/d blows up there. Use "
               "−‖q−k‖², which is 0 for an identical key.",

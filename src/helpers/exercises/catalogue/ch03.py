@@ -45,9 +45,9 @@ MESSAGES = {
         "en": "your prediction was wrong: {diagnosis} {shown}",
         "zh": "你的预测不对：{diagnosis}{shown}"},
     "ch03.variance.shown": {
-        "en": "Now that you have predicted: the checker measured {measured:.3g} on fresh samples, and d_k σ⁴ = "
+        "en": "Now that you have predicted: the checker measured {measured:.3g} on 20,000 pairs, and d_k σ⁴ = "
               "{right:g}.",
-        "zh": "既然你已经预测过了：检查器在新抽取的样本上测得 {measured:.3g}，而 d_k σ⁴ = {right:g}。"},
+        "zh": "既然你已经预测过了：检查器在 20,000 对样本上测得 {measured:.3g}，而 d_k σ⁴ = {right:g}。"},
     "ch03.variance.std": {
         "en": "{value:g} is the standard deviation √(d_k σ⁴); the question asks for the variance, its square.",
         "zh": "{value:g} 是标准差 √(d_k σ⁴)；题目问的是方差，即它的平方。"},
@@ -350,7 +350,7 @@ MESSAGES = {
         "zh": "{judged}行内的方差是 |q|² ≈ 2 d_k（你在 d_k = {d_k} 时测得 {measured:.4g}，2 d_k = {twice}，"
               "而跨样本对是 3 d_k = {thrice}）：少掉的那个 d_k 是这一行共同的平移 q·E[k]，softmax 不理会它。"},
     # Exercise 4: predict the usable learning rates, then read them off the runs.
-    "ch03.lr.made_up_sweep": {"en": "a made-up sweep", "zh": "虚构的扫描"},
+    "ch03.lr.made_up_sweep": {"en": "a made-up sweep (seed {seed})", "zh": "虚构的扫描（种子 {seed}）"},
     "ch03.lr.labs_sweep": {"en": "the lab's sweep", "zh": "实验中的扫描"},
     "ch03.lr.no_prediction": {
         "en": "your prediction must be a dict {{'scaled': n, 'no scale': m}} with how many of the {count} learning "

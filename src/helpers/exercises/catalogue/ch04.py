@@ -140,10 +140,10 @@ MESSAGES = {
         "zh": "{where}：输出与该层的输出不同（最大 |差值| 为 {diff:.2e}）；请检查切分、softmax 的维度"
               "（沿键的方向：dim=-1）以及合并"},
     "ch04.layer.passed": {
-        "en": "your multi-head attention matches MultiHeadAttention with the same weights, on three fresh layers "
-              "(two head counts, then a single head).",
-        "zh": "在权重相同的条件下，你的多头注意力与 MultiHeadAttention 的结果一致（在三个新抽取的层上："
-              "两种头数，再加一个单头的层）。"},
+        "en": "your multi-head attention matches MultiHeadAttention with the same weights, on three named layers "
+              "(two head counts, then a single head) and a fresh one.",
+        "zh": "在权重相同的条件下，你的多头注意力与 MultiHeadAttention 的结果一致（在三个固定的层上："
+              "两种头数，再加一个单头的层；还有一个新抽取的层）。"},
     "ch04.fix.unchanged": {
         "en": "{where}: this is still what the buggy function computes: read its view lines again and ask which "
               "numbers end up in head 0's row for token 0",
@@ -163,12 +163,12 @@ MESSAGES = {
               "改掉其中错的几行）"},
     "ch04.fix.rewritten": {
         "en": "the output is right, but this is not the buggy function fixed: {missing} of its {total} lines that "
-              "have no bug are not in yours, unchanged. The bug hunt asks you to copy the buggy function and change "
-              "only its wrong lines (a layer written anew, such as exercise 3's, does not show that the bug was "
-              "found)",
-        "zh": "输出是对的，但这不是改好的那个有 bug 的函数：它没有 bug 的 {total} 行里，有 {missing} 行没有原样出现在"
-              "你的函数里。找 bug 这一题要你把有 bug 的函数复制过来，只改错的几行（重新写一个层，比如第 3 题的答案，"
-              "说明不了你找到了 bug）"},
+              "have no bug are not in yours (renaming a variable is fine). The bug hunt asks you to copy the buggy "
+              "function and change only its wrong lines (a layer written anew, such as exercise 3's, does not show "
+              "that the bug was found)",
+        "zh": "输出是对的，但这不是改好的那个有 bug 的函数：它没有 bug 的 {total} 行里，有 {missing} 行没有出现在"
+              "你的函数里（改个变量名没关系）。找 bug 这一题要你把有 bug 的函数复制过来，只改错的几行"
+              "（重新写一个层，比如第 3 题的答案，说明不了你找到了 bug）"},
     "ch04.fix.early_return": {
         "en": "the output is right, but your function returns before (or instead of) the buggy function's last "
               "line: keep its single return at the end and fix the lines above it",
@@ -180,8 +180,9 @@ MESSAGES = {
         "zh": "改好了：q、k、v 都先 view(B, L, H, E) 再 transpose(1, 2)，reshape 之前再转置回来；"
               "函数的其余部分本来就是对的。"},
     "ch04.count.not_int": {
-        "en": "return an int, got {type} ({value})",
-        "zh": "应返回 int，得到的是 {type}（{value}）"},
+        "en": "return the number of parameters as a whole number (an int; a float such as 360.0 is fine too), got "
+              "{type} ({value})",
+        "zh": "参数个数应以整数返回（int；像 360.0 这样的浮点数也可以），得到的是 {type}（{value}）"},
     "ch04.count.layout": {
         "en": "for embed_dim={d}, num_heads={h}, num_kv_heads={hkv}, bias={bias}",
         "zh": "当 embed_dim={d}、num_heads={h}、num_kv_heads={hkv}、bias={bias} 时"},
@@ -241,9 +242,11 @@ MESSAGES = {
               "例如 1 - torch.eye(H)[h]）"},
     "ch04.ablation.kept_one": {
         "en": "you kept one head and removed the others (torch.eye(H)[h]); the ablation removes one head and keeps "
-              "the rest (1 - torch.eye(H)[h])",
+              "the rest (1 - torch.eye(H)[h]). head_mask multiplies each head's output: 1 (or True) keeps a head, "
+              "0 (or False) removes it, so a boolean mask with True meaning 'remove' does the opposite",
         "zh": "你保留了一个头、去掉了其余的头（torch.eye(H)[h]）；消融实验是去掉一个头、保留其余的头"
-              "（1 - torch.eye(H)[h]）"},
+              "（1 - torch.eye(H)[h]）。head_mask 是乘在每个头的输出上的：1（或 True）保留这个头，0（或 False）"
+              "去掉它，所以用 True 表示“去掉”的布尔掩码恰好相反"},
     "ch04.ablation.differs": {
         "en": "your values differ from R² with one head masked, on the run the checker gave your function; compute "
               "them from that run, with run.score(head_mask)",

@@ -37,6 +37,14 @@ MESSAGES = {
     "ch05.window.full": {
         "en": "this is full attention: the window mask was not applied",
         "zh": "这是完整的注意力：窗口掩码没有起作用"},
+    "ch05.window.finite_fill": {
+        "en": "the keys outside the window still get weight: their scores were set to a finite number (such as -10 "
+              "or -30) instead of -inf, and where the real scores are lower (the checker tries scores of about -100) "
+              "those keys take the weight. Fill them with float('-inf') (or torch.finfo(scores.dtype).min), which no "
+              "score is below",
+        "zh": "窗口外的键仍然分到了权重：它们的分数被设成了一个有限的数（比如 -10 或 -30），而不是 -inf；"
+              "真实的分数更低时（检查器试了约为 -100 的分数），这些键就拿走了权重。"
+              "应填成 float('-inf')（或 torch.finfo(scores.dtype).min），没有哪个分数比它更低"},
     "ch05.window.differs": {
         "en": "the output differs from softmax attention restricted to |i - j| < window",
         "zh": "输出与限制在 |i - j| < window 之内的 softmax 注意力不同"},
@@ -148,6 +156,14 @@ MESSAGES = {
     "ch05.padding.unscaled": {
         "en": "the keys are masked right, but the scores are not divided by sqrt(E), as in the buggy version",
         "zh": "键的掩码对了，但分数没有像原来的版本那样除以 sqrt(E)"},
+    "ch05.padding.finite_fill": {
+        "en": "the padded keys still get weight: their scores were set to a finite number (such as -10 or -30) "
+              "instead of -inf, and where the real scores are lower (the checker tries a batch whose real scores are "
+              "about -100) the padded keys take the weight. Fill them with float('-inf') (or "
+              "torch.finfo(scores.dtype).min), which no score is below",
+        "zh": "填充的键仍然分到了权重：它们的分数被设成了一个有限的数（比如 -10 或 -30），而不是 -inf；"
+              "真实的分数更低时（检查器试了一个真实分数约为 -100 的批次），填充的键就拿走了权重。"
+              "应填成 float('-inf')（或 torch.finfo(scores.dtype).min），没有哪个分数比它更低"},
     "ch05.padding.differs": {
         "en": "the real tokens' outputs differ from attention over the real keys only",
         "zh": "真实词元的输出与只在真实的键上做注意力的结果不同"},
