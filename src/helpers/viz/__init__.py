@@ -7,7 +7,8 @@
   ``plotly.graph_objects.Figure``; leave it last in a cell to show it.
 - Live explorers (need a kernel; show their static figure on the site):
   :func:`softmax_explorer`, :func:`sentence_attention_explorer`.
-- BertViz on the real model: :func:`load_attention_model`, :func:`head_view`, :func:`model_view`.
+- BertViz on the real model: :func:`load_attention_model`, :func:`head_view`, :func:`model_view`;
+  :func:`weights_head_view` for weights computed elsewhere (chapter 7's decoder).
 - :func:`captioned`: a figure with its one-sentence takeaway as a caption and a text alternative.
 - :func:`show_source`: a helper's source as a highlighted listing.
 - :func:`quiz`: a chapter's self-check quiz (multiple choice and numeric), answered in the page
@@ -18,7 +19,7 @@ the defaults (:func:`setup_book`; on Colab the default renderer is ``"colab"``).
 ``helpers.viz.renderer`` for why, and ``book/figures.md`` for how to read the figures.
 """
 
-from .bertviz import head_view, load_attention_model, model_view, sentence_attention
+from .bertviz import head_view, load_attention_model, model_view, sentence_attention, weights_head_view
 from .encodings import (
     alibi_explorer,
     learned_position_explorer,
@@ -54,7 +55,7 @@ __all__ = [
     "alibi_explorer", "recent_window",
     "line_sweep", "line_plot", "bar",
     "Explorer", "softmax_explorer", "sentence_attention_explorer", "softmax_scores",
-    "load_attention_model", "sentence_attention", "head_view", "model_view",
+    "load_attention_model", "sentence_attention", "head_view", "model_view", "weights_head_view",
     "show_source", "SourceListing",
     "quiz", "Quiz", "quiz_digest", "quiz_problems", "fill_glued", "glued_keys",
     "captioned", "CaptionedFigure",

@@ -35,7 +35,7 @@ from .site import D3_PATH, JQUERY_PATH, REQUIRE_JS_PATH, building_book
 
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the tqdm bar is a widget: keep it off the pages
 
-__all__ = ["load_attention_model", "sentence_attention", "head_view", "model_view"]
+__all__ = ["load_attention_model", "sentence_attention", "head_view", "model_view", "weights_head_view"]
 
 _CDN = {"require": "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js",
         "d3": "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min",
@@ -259,4 +259,41 @@ def model_view(
     html = bertviz.model_view(attention=_rounded(weights), tokens=tokens, sentence_b_start=b_start,
                               include_layers=include_layers, include_heads=include_heads, display_mode="light",
                               html_action="return")
+    return _rewrite(html.data)
+
+
+def weights_head_view(
+    weights: Sequence[torch.Tensor] | torch.Tensor,
+    tokens: Sequence[str],
+    *,
+    layers: Sequence[int] | None = None,
+    heads: Sequence[int] | None = None,
+) -> HTML:
+    """BertViz's head view of attention weights computed elsewhere (a decoder: chapter 7's SmolLM2-135M).
+
+    Only the ``layers`` offered are written into the page (4 decimals), so a view of a few
+    layers of a 30-layer model stays small.
+
+    Args:
+        weights: every layer's weights of one text, ``(H, L, L)`` each, or one tensor
+            ``(N, H, L, L)``; a leading batch dimension of 1 is accepted.
+        tokens: the ``L`` tokens, as text.
+        layers: the layers offered in the view's menu (their indices); all when ``None``.
+        heads: the heads selected at first; all when ``None``.
+
+    Returns:
+        An ``IPython.display.HTML`` that renders in JupyterLab, Colab and the book's site.
+
+    Raises:
+        ValueError: If the weights and the tokens disagree, or ``layers`` holds an index out of range.
+    """
+    import bertviz
+
+    stacked = torch.stack([w.squeeze(0) if w.dim() == 4 else w for w in weights])  # (N, H, L, L)
+    if stacked.dim() != 4 or stacked.shape[-1] != stacked.shape[-2] or stacked.shape[-1] != len(tokens):
+        raise ValueError(f"weights must be (N, H, L, L) with L = {len(tokens)} tokens, got {tuple(stacked.shape)}")
+    include = _layers(layers, stacked.shape[0])
+    html = bertviz.head_view(attention=_rounded(stacked), tokens=list(tokens), include_layers=include,
+                             layer=include[0], heads=None if heads is None else [int(h) for h in heads],
+                             html_action="return")
     return _rewrite(html.data)
