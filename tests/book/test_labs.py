@@ -22,6 +22,7 @@ LABS = {  # lab -> number of exercises (each has a stub cell and a folded soluti
     "05-variants-lab.ipynb": 7,
     "06-memory-position-lab.ipynb": 9,
     "06-training-lab.ipynb": 5,
+    "07-llm-lab.ipynb": 3,
 }
 LAB_SECONDS = 120  # the design's budget of one notebook: reported with each lab's time, not enforced
 

@@ -16,6 +16,7 @@ Shape legend:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -122,6 +123,7 @@ def book_prose(root: str | Path = ".", pages: Sequence[str] = CHAPTER_PAGES) -> 
     return "\n\n".join(prose((folder / page).read_text(encoding="utf-8")) for page in pages)
 
 
+@functools.cache
 def package_prose() -> str:
     """The English of the package's own module docstrings (shipped with it: no file of the book needed).
 
