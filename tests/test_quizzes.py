@@ -20,6 +20,8 @@ from helpers.diagnostics import softmax_jacobian
 from helpers.experiments import dot_variance, score_cost, score_learning
 from helpers.experiments import efficient_cost as ec
 from helpers.experiments import heads_training as ht
+from helpers.experiments.llm_cache import bytes_per_token
+from helpers.llama import LlamaConfig
 from helpers.masks import causal_mask
 from helpers.memory import kv_cache_bytes
 from helpers.multihead import MultiHeadAttention
@@ -36,6 +38,7 @@ PAGES = {  # quiz -> (the chapter's last page, the heading the quiz stands befor
     "ch04": ("book/04-multihead/index.md", "## Takeaways"),
     "ch05": ("book/05-variants/04-vision.md", "## Takeaways"),
     "ch06": ("book/06-pitfalls/05-position.md", "## Takeaways"),
+    "ch07": ("book/07-llm/index.md", "## Takeaways"),
 }
 QUIZ_CELL = re.compile(r'```\{code-cell\} ipython3\n(?::tags: \[[^\]]*\]\n)?\n'
                        r'from helpers\.viz import quiz\n\n'
@@ -101,6 +104,10 @@ NUMERIC: dict[str, tuple[Callable[[], float], dict[str, Callable[[], float]]]] =
     "linear-flops": (lambda: reorder_ratio(512, 32), {"same cost": lambda: 1.0, "squared": lambda: (512 / 32) ** 2}),
     "kv-cache": (lambda: kv_gib(8), {"all 64 heads": lambda: kv_gib(64), "keys only": lambda: kv_gib(8) / 2,
                                       "float32": lambda: kv_gib(8, 4)}),
+    "smollm2-cache": (lambda: bytes_per_token(LlamaConfig()) / 1024,  # the defaults are SmolLM2-135M's
+                      {"9 heads": lambda: bytes_per_token(LlamaConfig(), num_kv_heads=9) / 1024,
+                       "keys only": lambda: bytes_per_token(LlamaConfig()) / 2048,
+                       "one layer": lambda: bytes_per_token(LlamaConfig()) / 30 / 1024}),
 }
 
 

@@ -136,4 +136,5 @@ def future_change(model: LlamaForCausalLM, input_ids: Tensor, position: int, new
     if torch.equal(changed, input_ids):
         raise ValueError("new_token is the token already at position: nothing changes")
     a, b = model(input_ids), model(changed)  # (1, L, V) each
-    return float((a[:, :position] - b[:, :position]).abs().max()), float((a[:, position:] - b[:, position:]).abs().max())
+    before = (a[:, :position] - b[:, :position]).abs().max()
+    return float(before), float((a[:, position:] - b[:, position:]).abs().max())

@@ -41,9 +41,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..attention import repeat_kv
 from ..checks import check_int, check_positive_int
 from ..llama import LlamaForCausalLM
-from ..attention import repeat_kv
 from ..positional import apply_rotary_pos_emb
 
 __all__ = ["cache_mask", "sink_query_positions", "cache_logits", "token_nll", "CacheLoss", "cache_losses"]

@@ -109,7 +109,8 @@ def streaming_figure(nll: Mapping[str, torch.Tensor], cache_size: int, smooth: i
     curves = {name: _moving_average(values.mean(0).numpy(), smooth) for name, values in nll.items()}
     length = len(next(iter(curves.values())))
     x = [i + smooth for i in range(length)]  # the position of the last token averaged (1-based next-token index)
-    fig = viz.line_plot(x, {name: decimals(c, 3) for name, c in curves.items()}, x_title="position of the token predicted",
+    fig = viz.line_plot(x, {name: decimals(c, 3) for name, c in curves.items()},
+                        x_title="position of the token predicted",
                         y_title=f"loss (nats), moving average of {smooth}",
                         title=f"A cache of {cache_size} keys: the window alone, with sinks, and the full cache")
     fig.add_vline(x=cache_size, line_dash="dot", line_color="#888")
@@ -119,8 +120,10 @@ def streaming_figure(nll: Mapping[str, torch.Tensor], cache_size: int, smooth: i
 def streaming_table(losses: Mapping[str, torch.Tensor], start: int) -> str:
     """The mean loss of each cache over the scored tokens: per text and overall."""
     count = next(iter(losses.values())).numel()
-    rows = [f"| cache | mean loss from token {start} (nats) | " + " | ".join(f"text {i + 1}" for i in range(count)) + " |",
+    texts = " | ".join(f"text {i + 1}" for i in range(count))
+    rows = [f"| cache | mean loss from token {start} (nats) | {texts} |",
             "|---|---:|" + "---:|" * count]
     for name, values in losses.items():
-        rows.append(f"| {name} | {float(values.mean()):.2f} | " + " | ".join(f"{v:.2f}" for v in values.tolist()) + " |")
+        cells = " | ".join(f"{v:.2f}" for v in values.tolist())
+        rows.append(f"| {name} | {float(values.mean()):.2f} | {cells} |")
     return "\n".join(rows)

@@ -20,7 +20,8 @@ MESSAGES = {
     "ch07.induction.previous": {
         "en": "this is the weight on t - 1, the previous-token score, over every query: the induction score reads "
               "key t - n + 1 for the queries of the second copy only",
-        "zh": "这是落在 t - 1 上的权重，即前一词元分数，而且用了所有查询：归纳分数只看第二份副本的查询，读的是键 t - n + 1"},
+        "zh": "这是落在 t - 1 上的权重，即前一词元分数，而且用了所有查询：归纳分数只看第二份副本的查询，"
+              "读的是键 t - n + 1"},
     "ch07.induction.last_query": {
         "en": "the last query of the second copy is missing: the queries are t = n .. 2n - 1, both ends included "
               "(range(n, 2 * n))",
@@ -48,7 +49,8 @@ MESSAGES = {
     "ch07.induction.passed": {
         "en": "on SmolLM2's own weights, on random sequences drawn now, the top heads (layer.head, score) are {heads}. "
               "Compare with the chapter's.",
-        "zh": "在 SmolLM2 自己的权重上、在现抽取的随机序列上，得分最高的头（层.头，分数）是 {heads}。和本章的结果比一比。"},
+        "zh": "在 SmolLM2 自己的权重上、在现抽取的随机序列上，得分最高的头（层.头，分数）是 {heads}。"
+              "和本章的结果比一比。"},
     # Exercise 2: the sink share, predicted.
     "ch07.sink.no_prediction": {
         "en": "record your prediction first: predict({key!r}, 0.3), the mean over the 30 layers of the weight on the "
@@ -61,7 +63,8 @@ MESSAGES = {
     "ch07.sink.no_skip": {
         "en": "you averaged over every query: leave out the first skip queries (weights[..., skip:, 0]), which have "
               "almost nothing but the first token to look at",
-        "zh": "你对所有查询取了平均：应去掉前 skip 个查询（weights[..., skip:, 0]），它们除了第一个词元几乎没有别的可看"},
+        "zh": "你对所有查询取了平均：应去掉前 skip 个查询（weights[..., skip:, 0]），"
+              "它们除了第一个词元几乎没有别的可看"},
     "ch07.sink.row": {
         "en": "you read row 0 (what the first query looks at), not column 0 (how much every query gives the first "
               "token): weights[..., q, k] is query q's weight on key k",

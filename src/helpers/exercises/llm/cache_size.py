@@ -38,7 +38,8 @@ def made_up_configs() -> list[Any]:
 
 def formula(config: Any, context: int, batch: int, dtype: torch.dtype) -> int:
     """``2 * N * B * H_kv * context * E * itemsize``."""
-    return 2 * config.num_hidden_layers * batch * config.num_key_value_heads * context * config.head_dim * dtype.itemsize
+    per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * config.head_dim
+    return per_token * batch * context * dtype.itemsize
 
 
 MISTAKES = (  # simulate(right, case) with case = (config, context, batch, dtype)
@@ -78,7 +79,8 @@ def check_cache_size(fn: Callable[..., int], model: Any) -> CheckResult:
     config = model.config
     cases = [(config, 2048, 1, torch.float32), (config, 8192, 4, torch.bfloat16), (config, 100, 2, torch.float16),
              (made_up_configs()[0], 300, 3, torch.float32), (made_up_configs()[1], 1000, 1, torch.bfloat16)]
-    got = [_number(call_watched(fn, LlamaConfig(**vars(c)), context, batch, dtype)) for c, context, batch, dtype in cases]
+    got = [_number(call_watched(fn, LlamaConfig(**vars(c)), context, batch, dtype))
+           for c, context, batch, dtype in cases]
     rights = [formula(*case) for case in cases]
     close = lambda a, b: math.isclose(a, b, rel_tol=1e-9)  # noqa: E731
     if not all(close(g, r) for g, r in zip(got, rights)):
