@@ -11,6 +11,10 @@ STATEMENTS_ZH: dict[str, str] = {
         "让“ apple”的查询看不到上下文词之后，两个提示的预测几乎相同",
     "the query of ' apple' puts over half its weight on the first token in at least half of the layers":
         "在至少一半的层里，“ apple”的查询把一半以上的权重放在第一个词元上",
+    "the context words get under 0.4 of the query's weight, averaged over the layers":
+        "对各层取平均，上下文词得到的权重不到这个查询的 0.4",
+    "removing the four induction heads gives back over a fifth of what copying saves":
+        "去掉这四个归纳头，会把复制省下的损失退回五分之一以上",
     "the median head's scaled scores spread with a standard deviation over 1.5, not the 1 of chapter 3's assumption":
         "中位数那个头的缩放分数标准差大于 1.5，而不是第 3 章假设的 1",
     "fewer than a tenth of the heads spread their scaled scores less than 1":
