@@ -2,8 +2,8 @@
 
 STATEMENTS_ZH: dict[str, str] = {
     # book/07-llm/index.md
-    "the file's q and k rows turned by halves give a model whose loss is over 0.3 nats higher":
-        "把文件里的 q、k 行按两半配对旋转，得到的模型损失高出 0.3 nat 以上",
+    "the file's q and k rows turned by halves give a model whose loss is over 0.1 nats higher":
+        "把文件里的 q、k 行按两半配对旋转，得到的模型损失高出 0.1 nat 以上",
     "after 'ate' a fruit word is over ten times likelier than a company word, after 'shares of' a company word "
     "over twice likelier than a fruit word":
         "在“ate”之后，水果类词的概率是公司类词的十倍以上；在“shares of”之后，公司类词的概率是水果类词的两倍以上",
