@@ -689,6 +689,18 @@ def test_bertviz_views_guard_long_inputs_and_bad_layers() -> None:
         viz.head_view(["a", "list"])
 
 
+def test_weights_head_view_writes_only_the_layers_offered() -> None:
+    """Chapter 7's decoder: weights computed elsewhere, 30 layers held, a few written into the page."""
+    weights = torch.rand(5, 1, 3, 4, 4).softmax(-1)  # (N, 1, H, L, L): a batch of one, as model.run gives it
+    html = viz.weights_head_view(list(weights), ["a", "b", "c", "d"], layers=[1, 3], heads=[2]).data
+    params = bertviz_params(html)
+    assert params["include_layers"] == [1, 3] and params["attention"][0]["left_text"] == ["a", "b", "c", "d"]
+    assert len(params["attention"][0]["attn"]) == 2  # the two layers offered, not all five
+    np.testing.assert_allclose(params["attention"][0]["attn"][1], weights[3, 0].numpy(), atol=5e-5)
+    with pytest.raises(ValueError, match="L = 3 tokens"):
+        viz.weights_head_view(weights, ["a", "b", "c"])
+
+
 def test_load_attention_model_fails_clearly_without_attention_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     import transformers
 
