@@ -1,6 +1,6 @@
 """Checkers for the exercises of chapter 7, "One real LLM, every why" (``notebooks/07-llm-lab.ipynb``).
 
-One module an exercise, in :mod:`helpers.exercises.llm`; each states the exercise's contract:
+One module an exercise, in ``helpers.exercises.llm``; each states the exercise's contract:
 
 - :func:`check_induction_scores`: every head's induction score from the weights of sequences written twice, on
   random weights and on SmolLM2-135M's own, on random sequences the checker draws itself (``llm.induction``).

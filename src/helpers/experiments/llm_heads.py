@@ -161,7 +161,7 @@ def ablation(model: LlamaForCausalLM, input_ids: Tensor, induction: Tensor, coun
         induction: the induction scores ``(N, H)`` (:func:`head_scores`) that rank the heads.
         count: heads removed at once.
         random_sets: sets of random heads to compare with.
-        seed: draws the random heads (:func:`helpers.seeding.generator`).
+        seed: draws the random heads (``helpers.seeding.generator``).
 
     Returns:
         An :class:`Ablation`.

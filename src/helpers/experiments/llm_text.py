@@ -5,7 +5,7 @@ It comes from the book itself: :func:`book_prose` reads the English pages of cha
 markdown) and keeps their paragraphs of prose, with code, math, directives, tables and the roles
 that glue a number into the page taken out (:func:`prose`). A lab, which may run on Colab without
 the book's files, reads the English of the package's own docstrings instead (:func:`package_prose`).
-Windows of a given number of tokens are drawn at random through :mod:`helpers.seeding`
+Windows of a given number of tokens are drawn at random through ``helpers.seeding``
 (:func:`text_windows`), so that ``HELPERS_SEED_OFFSET`` draws others; :func:`repeated_random_tokens`
 draws the random sequences, repeated, on which induction heads show (Olsson et al., 2022).
 
@@ -147,7 +147,7 @@ def package_prose() -> str:
 def text_windows(ids: Tensor, length: int, count: int, seed: int) -> Tensor:
     """``count`` windows of ``length`` consecutive tokens of a text, drawn at random, without overlap.
 
-    The start of each window is drawn with :func:`helpers.seeding.generator` (``seed``): another
+    The start of each window is drawn with ``helpers.seeding.generator`` (``seed``): another
     ``HELPERS_SEED_OFFSET`` draws other windows. The windows do not overlap.
 
     Args:

@@ -15,7 +15,7 @@ __all__ = ["check_model", "random_weights", "model_weights"]
 
 def check_model(model: Any) -> Any:
     """``model`` if it is the package's Llama (``load_smollm2()[0]``), else a
-    :class:`~helpers.exercises.reader.Rejected`."""
+    ``Rejected``."""
     from helpers.llama import LlamaForCausalLM
 
     if not isinstance(model, LlamaForCausalLM):

@@ -57,7 +57,7 @@ def _fresh(gen: torch.Generator) -> dict[str, int]:
 def check_induction_scores(fn: Callable[[Tensor, int], Tensor], model: Any) -> CheckResult:
     """Check ``fn(weights, n) -> (N, H)`` induction scores; then run it on ``model``'s own weights.
 
-    Three named cases of random causal weights (:data:`CASES`), then the model on two random token sequences of a
+    Three named cases of random causal weights (``CASES``), then the model on two random token sequences of a
     fresh length, each written twice, drawn with a fresh generator; the verdict names the top heads it found.
 
     Args:

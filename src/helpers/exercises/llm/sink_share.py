@@ -68,7 +68,7 @@ def check_sink_share(fn: Callable[[Tensor, int], Tensor], model: Any, tokenizer:
 
     No prediction recorded: refused before anything is run or shown. Two named cases of random causal weights,
     then the model's weights on a passage of :func:`helpers.experiments.llm_text.package_prose` drawn with a fresh
-    generator (:data:`PASSAGE` tokens, queries from :data:`SKIP` on). The result is shown, and the prediction
+    generator (``PASSAGE`` tokens, queries from ``SKIP`` on). The result is shown, and the prediction
     marked as revealed, only once the function is right.
 
     Args:
