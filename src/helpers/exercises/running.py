@@ -65,10 +65,6 @@ class AnswerInterrupted(KeyboardInterrupt):
     """The reader interrupted a check: their function was stopped, and the next check starts afresh."""
 
 
-_ABANDONED: list[threading.Thread] = []
-"""Answers that could not be stopped (they catch every exception in an endless loop): still running."""
-
-
 def _stop(thread: threading.Thread, done: threading.Event) -> bool:
     """Raise :class:`AnswerStopped` in ``thread`` until it ends, for :data:`_GRACE` seconds; whether it ended.
 
@@ -79,10 +75,7 @@ def _stop(thread: threading.Thread, done: threading.Event) -> bool:
     while thread.ident is not None and not done.is_set() and time.monotonic() < deadline:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(AnswerStopped))
         done.wait(0.05)
-    if not done.is_set():
-        _ABANDONED.append(thread)
-        return False
-    return True
+    return done.is_set()
 
 
 def run_answer(fn: Callable[..., Any], *args: Any, watch: CallWatch | None = None, modes: Iterable[Any] = (),
