@@ -79,7 +79,8 @@ STARTUP = textwrap.dedent('''
                 text = _ast.unparse(node)
                 record = _ast.parse(
                     "try:\\n    pass\\nexcept AssertionError as _replicate_error:\\n"
-                    "    __import__('builtins').__replicate_record__(%r, %d, str(_replicate_error))" % (text, node.lineno)
+                    "    __import__('builtins').__replicate_record__(%r, %d, str(_replicate_error))"
+                    % (text, node.lineno)
                 ).body[0]
                 record.body = [node]
                 return _ast.copy_location(record, node)
