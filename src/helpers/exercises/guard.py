@@ -34,6 +34,9 @@ practised; the groups below collect them:
 :data:`TRANSFORMERS`   every module of Hugging Face transformers
 =====================  ====================================================================
 
+What it does not follow: a thread started below :mod:`threading` (``_thread.start_new_thread``), a process, code
+compiled to C. The audit events named above are those of Python 3.11 and later.
+
 Where the answer runs (a fresh thread, a time limit, an interrupt) is :mod:`helpers.exercises.running`'s
 business; the checkers use both through :func:`helpers.exercises.reader.call_watched`.
 """
@@ -82,7 +85,8 @@ _PEEKING_EVENTS = frozenset({"sys._getframe", "sys._current_frames", "gc.get_obj
 _TAMPERING_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
 _PEEKING_CODES = frozenset(fn.__code__ for fn in (inspect.currentframe, inspect.stack, inspect.trace,
                                                   inspect.getouterframes, inspect.getinnerframes))
-_TAMPERING_CODES = frozenset(fn.__code__ for fn in (threading.settrace, threading.setprofile))
+_TAMPERING_CODES = frozenset(fn.__code__ for fn in (threading.settrace, threading.setprofile,
+                                                    getattr(threading, "settrace_all_threads", threading.settrace)))
 
 
 class CallWatch:
