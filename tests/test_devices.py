@@ -248,6 +248,26 @@ def test_tiny_models_forward_on_the_device(device, positional_kind):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_the_llama_decodes_on_the_device_through_each_cache(device):
+    from helpers.llama import LlamaConfig, LlamaForCausalLM
+    from helpers.streaming import SinkKVCache
+
+    config = LlamaConfig(vocab_size=11, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=4)
+    with torch.device(device):
+        model = LlamaForCausalLM(config).eval()
+    tokens = torch.randint(0, 11, (2, 7), device=device)
+    out = model.run(tokens, need_weights=True, output_hidden_states=True,
+                    head_mask=torch.ones(2, 4, device=device))
+    on(device, out.logits, (2, 7, 11))
+    on(device, out.attentions[1], (2, 4, 7, 7))
+    on(device, out.hidden_states[2], (2, 7, 16))
+    for factory in (KVCache, lambda: RollingKVCache(3), lambda: SinkKVCache(1, 3)):
+        on(device, model(tokens, caches=model.new_caches(factory)), (2, 7, 11))
+    on(device, model.generate(tokens, 3), (2, 10))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_vision_modules_run_on_the_device(device):
     with torch.device(device):
         modules = [SqueezeExcitation(8, reduction=2), CBAM(8, reduction=2), TinyCNN(8, 3, attention="cbam")]

@@ -31,180 +31,13 @@ from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
 from .checks import check_attn_mask, check_key_mask, reject_pytorch_padding_mask
+from .kv_cache import AttentionCache, KVCache, RollingKVCache, check_cache
 from .masks import causal_mask
-from .positional import RotaryEmbedding, apply_rotary_pos_emb
+from .positional import RotaryEmbedding, apply_rotary_pos_emb, rotate_half
 
-__all__ = ["KVCache", "RollingKVCache", "MultiHeadAttention"]
-
-
-def _check_new_keys(key: Tensor, value: Tensor) -> None:
-    """The shapes every cache's ``update`` takes: ``(B, H_kv, L_new, E)`` and ``(B, H_kv, L_new, Ev)``."""
-    if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3]:
-        raise ValueError(
-            f"key and value must have shapes (B, H_kv, L_new, E) and (B, H_kv, L_new, Ev), "
-            f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-        )
-
-
-class KVCache:
-    """Keys and values of the tokens decoded so far, for incremental (token-by-token) decoding.
-
-    At each step the new tokens' keys and values are appended and attention runs over all of
-    them: the keys of earlier tokens are never recomputed. The cache holds ``H_kv`` heads, which
-    is why MQA/GQA shrink it by ``H / H_kv``. Use one cache per attention layer.
-    Explained in chapter 6.
-
-    Args:
-        max_length: optional limit on the number of cached positions; ``update`` past it raises
-            a ``ValueError``.
-
-    Shape:
-        key: ``(B, H_kv, S_so_far, E)``; value: ``(B, H_kv, S_so_far, Ev)``
-    """
-
-    def __init__(self, max_length: int | None = None) -> None:
-        if max_length is not None and (
-            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1
-        ):
-            raise ValueError(f"max_length must be a positive int or None, got {max_length!r}")
-        self.max_length = max_length
-        self.key: Tensor | None = None
-        self.value: Tensor | None = None
-
-    @property
-    def seq_len(self) -> int:
-        """Number of positions cached so far (0 when empty)."""
-        return 0 if self.key is None else self.key.size(2)
-
-    def reset(self) -> None:
-        """Empties the cache (for a new sequence)."""
-        self.key = None
-        self.value = None
-
-    def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
-        """Appends new keys and values and returns all of them.
-
-        Args:
-            key: keys of the new positions.
-            value: values of the new positions.
-
-        Returns:
-            ``(key_all, value_all)``: cached followed by new positions.
-
-        Shape:
-            key: ``(B, H_kv, L_new, E)``, value: ``(B, H_kv, L_new, Ev)``
-            -> ``(B, H_kv, S_so_far + L_new, E)``, ``(B, H_kv, S_so_far + L_new, Ev)``
-        """
-        _check_new_keys(key, value)
-        if self.key is not None and self.value is not None:
-            cached = (self.key.shape[:2], self.key.size(3), self.value.size(3))
-            if (key.shape[:2], key.size(3), value.size(3)) != cached:
-                raise ValueError(
-                    f"new key {tuple(key.shape)} / value {tuple(value.shape)} do not match the cached key "
-                    f"{tuple(self.key.shape)} / value {tuple(self.value.shape)} in B, H_kv, E or Ev"
-                )
-        new_len = self.seq_len + key.size(2)
-        if self.max_length is not None and new_len > self.max_length:
-            raise ValueError(
-                f"KVCache is full: {self.seq_len} cached + {key.size(2)} new positions = {new_len} > "
-                f"max_length={self.max_length}"
-            )
-        if self.key is None or self.value is None:
-            self.key, self.value = key, value
-        else:
-            self.key = torch.cat((self.key, key), dim=2)  # (B, H_kv, S_so_far + L_new, E)
-            self.value = torch.cat((self.value, value), dim=2)  # (B, H_kv, S_so_far + L_new, Ev)
-        return self.key, self.value
-
-    def __repr__(self) -> str:
-        return f"KVCache(seq_len={self.seq_len}, max_length={self.max_length})"
-
-
-class RollingKVCache:
-    """A KV cache of fixed size for sliding-window attention: position ``p`` is kept in slot ``p mod W``.
-
-    Each query attends to the ``window`` most recent positions, itself included (keys ``j`` with
-    ``p - W < j <= p``). Older keys are never needed again, so the cache holds ``W`` positions
-    whatever the length decoded: its memory is bounded by the window, not by the sequence.
-    :class:`MultiHeadAttention` reads ``window`` and masks the keys outside it, so decoding through
-    this cache equals one pass of attention under the sliding-window causal mask. ``seq_len``
-    counts every position decoded (RoPE rotates the new tokens from there: positions are not
-    wrapped, slots are).
-
-    Paper: Jiang et al., 2023, "Mistral 7B", section 2 ("Rolling buffer cache"; their W = 4096).
-    Explained in chapter 6.
-
-    Args:
-        window: ``W``, the keys a query sees.
-
-    Shape:
-        slots: ``(B, H_kv, W, E)`` and ``(B, H_kv, W, Ev)`` once full.
-    """
-
-    def __init__(self, window: int) -> None:
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"window must be a positive int, got {window!r}")
-        self.window = window
-        self.key: Tensor | None = None  # (B, H_kv, W, E): slot p % W holds position p
-        self.value: Tensor | None = None
-        self.seq_len = 0  # positions decoded so far
-
-    @property
-    def cached(self) -> int:
-        """How many positions the cache holds now, ``min(seq_len, window)``."""
-        return min(self.seq_len, self.window)
-
-    def reset(self) -> None:
-        """Empties the cache (for a new sequence)."""
-        self.key = self.value = None
-        self.seq_len = 0
-
-    def _in_order(self) -> tuple[Tensor, Tensor]:
-        """The held positions, oldest first: ``seq_len - cached .. seq_len - 1``."""
-        if self.key is None or self.value is None:
-            raise RuntimeError("the cache is empty: nothing is held before the first update")
-        slots = torch.arange(self.seq_len - self.cached, self.seq_len, device=self.key.device) % self.window
-        return self.key[:, :, slots], self.value[:, :, slots]  # (B, H_kv, cached, E), (B, H_kv, cached, Ev)
-
-    def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
-        """Returns the held positions followed by the new ones, then keeps the last ``W`` in their slots.
-
-        Args:
-            key: keys of the new positions.
-            value: values of the new positions.
-
-        Returns:
-            ``(key_all, value_all)``, oldest first: what the new queries may need (the mask of
-            :class:`MultiHeadAttention` keeps each one's window).
-
-        Shape:
-            key: ``(B, H_kv, L_new, E)``, value: ``(B, H_kv, L_new, Ev)``
-            -> ``(B, H_kv, cached + L_new, E)``, ``(B, H_kv, cached + L_new, Ev)``
-        """
-        _check_new_keys(key, value)
-        if self.key is None or self.value is None:
-            self.key = key.new_zeros(*key.shape[:2], self.window, key.size(3))  # (B, H_kv, W, E)
-            self.value = value.new_zeros(*value.shape[:2], self.window, value.size(3))  # (B, H_kv, W, Ev)
-            held_k, held_v = key[:, :, :0], value[:, :, :0]
-        elif (key.shape[:2], key.size(3), value.size(3)) != (self.key.shape[:2], self.key.size(3), self.value.size(3)):
-            raise ValueError(
-                f"new key {tuple(key.shape)} / value {tuple(value.shape)} do not match the cached key "
-                f"{tuple(self.key.shape)} / value {tuple(self.value.shape)} in B, H_kv, E or Ev"
-            )
-        else:
-            held_k, held_v = self._in_order()
-        all_k = torch.cat((held_k, key), dim=2)  # (B, H_kv, cached + L_new, E)
-        all_v = torch.cat((held_v, value), dim=2)  # (B, H_kv, cached + L_new, Ev)
-        new = key.size(2)
-        kept = min(new, self.window)  # the newest positions go to their slots
-        positions = torch.arange(self.seq_len + new - kept, self.seq_len + new, device=key.device)
-        self.key[:, :, positions % self.window] = key[:, :, new - kept:]
-        self.value[:, :, positions % self.window] = value[:, :, new - kept:]
-        self.seq_len += new
-        return all_k, all_v
-
-    def __repr__(self) -> str:
-        return f"RollingKVCache(window={self.window}, seq_len={self.seq_len})"
+# The caches and the protocol the layer asks them through are defined in helpers.kv_cache and published
+# here, where the book's pages and its API reference name them (helpers.multihead.KVCache).
+__all__ = ["AttentionCache", "KVCache", "RollingKVCache", "MultiHeadAttention"]
 
 
 def _check_input(name: str, x: object, dim: int, expected: str) -> None:
@@ -299,7 +132,7 @@ class MultiHeadAttention(nn.Module):
         key_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = False,
-        kv_cache: KVCache | RollingKVCache | None = None,
+        kv_cache: AttentionCache | None = None,
         rope: RotaryEmbedding | None = None,
         head_mask: Tensor | None = None,
         key_padding_mask: None = None,
@@ -329,12 +162,17 @@ class MultiHeadAttention(nn.Module):
                 ``is_causal`` of the package.
             need_weights: also return the attention weights (readable path); otherwise the
                 fused PyTorch kernel runs and ``None`` is returned in their place.
-            kv_cache: for incremental self-attention decoding: the new keys/values are
-                appended to it and attention runs over all cached positions; a
-                :class:`RollingKVCache` keeps only its window, and each query attends to its
-                ``window`` most recent positions.
-            rope: rotary embedding applied to queries and keys (self-attention only), at
-                positions ``kv_cache.seq_len ...`` when a cache is used, ``0 ...`` otherwise.
+            kv_cache: for incremental self-attention decoding, any cache of the protocol
+                :class:`AttentionCache`: the new keys/values are stored in it and
+                attention runs over what it returns, under the mask it asks for. A
+                :class:`KVCache` keeps every position; a :class:`RollingKVCache` keeps its window,
+                and each query attends to its ``window`` most recent positions; a
+                :class:`~helpers.streaming.SinkKVCache` keeps its sinks and window, one token per
+                call, with positions counted in the cache. Anything else raises a ``TypeError``
+                that names it.
+            rope: rotary embedding applied to queries and keys (self-attention only), at the
+                positions the cache gives (its ``query_positions``:
+                ``kv_cache.seq_len ...`` for a plain or rolling cache), ``0 ...`` without one.
             head_mask: one factor per query head (per example with shape ``(B, H)``) that
                 multiplies each head's attention output before the heads are concatenated and
                 mixed by ``o_proj``: 0 removes a head, 1 keeps it, anything in between scales it
@@ -369,18 +207,30 @@ class MultiHeadAttention(nn.Module):
         if self.q_norm is not None and self.k_norm is not None:  # QK-norm: each head's q and k normalised
             q, k = self.q_norm(q), self.k_norm(k)  # (B, H, L, E), (B, H_kv, S_new, E)
         past = 0 if kv_cache is None else kv_cache.seq_len
+        # The cache says where the new tokens sit for RoPE, and whether it keeps its keys rotated
+        # (rotated once, here) or not (rotated at every step by the positions it gives after update).
+        rotate_on_read = kv_cache is not None and kv_cache.rotates_keys_on_read
         if rope is not None:
-            cos, sin = rope(length, offset=past)  # (1, L, E) each
-            q, k = apply_rotary_pos_emb(q, k, cos, sin)  # (B, H, L, E), (B, H_kv, L, E)
+            positions = torch.arange(length, device=q.device) if kv_cache is None else (
+                kv_cache.query_positions(length, device=q.device))  # (L,)
+            cos, sin = rope(positions)  # (1, L, E) each
+            if rotate_on_read:
+                q = q * cos.unsqueeze(1).to(q.dtype) + rotate_half(q) * sin.unsqueeze(1).to(q.dtype)  # (B, H, L, E)
+            else:
+                q, k = apply_rotary_pos_emb(q, k, cos, sin)  # (B, H, L, E), (B, H_kv, L, E)
+        cache_mask = None
         if kv_cache is not None:
-            k, v = kv_cache.update(k, v)  # (B, H_kv, S, E) each, S = past + L
+            k, v = kv_cache.update(k, v)  # (B, H_kv, S, E) each: held + new positions
+            if rope is not None and rotate_on_read:  # keys stored before RoPE: rotated where the cache says
+                cos, sin = rope(kv_cache.key_positions(device=k.device))  # (1, S, E) each
+                k = k * cos.unsqueeze(1).to(k.dtype) + rotate_half(k) * sin.unsqueeze(1).to(k.dtype)  # (B, H_kv, S, E)
+            cache_mask = kv_cache.attention_mask(length, device=q.device)  # (L, S) or None (all visible)
         # Grouped query heads share each key/value head: the kernels expand the groups themselves
         # (enable_gqa; the readable path with repeat_kv), so the cache stays (B, H_kv, S, E).
         grouped = self.num_key_value_groups > 1
 
-        window = getattr(kv_cache, "window", None)  # a RollingKVCache: each query sees its last `window` keys
         mask, causal_flag = self._merge_masks(attn_mask, key_mask, is_causal, past, batch, length, k.size(2), q,
-                                              window=window)
+                                              cache_mask=cache_mask)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(
@@ -422,12 +272,18 @@ class MultiHeadAttention(nn.Module):
         query: Tensor,
         key: Tensor | None,
         value: Tensor | None,
-        kv_cache: KVCache | RollingKVCache | None,
+        kv_cache: AttentionCache | None,
         rope: RotaryEmbedding | None,
     ) -> tuple[Tensor, Tensor]:
         """Validates the inputs of :meth:`forward` and returns ``(key, value)`` (``query`` for
         self-attention), raising errors that name the argument and its shape."""
         _check_input("query", query, self.embed_dim, "L")
+        if kv_cache is not None:
+            check_cache("kv_cache", kv_cache)
+            most = kv_cache.max_update_length
+            if most is not None and query.size(1) > most:
+                raise ValueError(f"kv_cache {type(kv_cache).__name__} takes at most {most} new token(s) per call, "
+                                 f"got a query of {query.size(1)} tokens {tuple(query.shape)}: feed them in blocks")
         if rope is not None and rope.head_dim != self.head_dim:
             raise ValueError(f"rope.head_dim={rope.head_dim} must equal the head_dim={self.head_dim}")
         if key is None:
@@ -461,7 +317,7 @@ class MultiHeadAttention(nn.Module):
         length: int,
         source_length: int,
         query: Tensor,
-        window: int | None = None,
+        cache_mask: Tensor | None = None,
     ) -> tuple[Tensor | None, bool]:
         """Combines the causal, attention and key masks into one ``attn_mask``.
 
@@ -469,13 +325,11 @@ class MultiHeadAttention(nn.Module):
         stays the ``is_causal`` flag, top-left as in PyTorch (the fused kernels skip the masked
         blocks); anything else becomes one boolean mask (``True`` = may attend) or, if
         ``attn_mask`` is a float bias, one float bias with ``-inf`` at masked positions. Shape
-        ``(L, S)`` or ``(B or 1, H or 1, L, S)``. With ``past`` cached positions the queries sit
-        at ``past + i`` and the keys at ``j``, so the causal mask is ``j <= past + i``. With a
-        ``window`` (a :class:`RollingKVCache`) the keys are the last ``S`` positions and the new
-        queries the last ``L`` of them: query ``i`` may attend to key ``j`` only if
-        ``(S - L + i) - j < window``.
+        ``(L, S)`` or ``(B or 1, H or 1, L, S)``. With a cache the new queries are the last ``L`` of
+        the ``S`` keys it returns, so the causal mask is bottom-right aligned; ``cache_mask`` is
+        what the cache asks for on top (a :class:`RollingKVCache`'s window), ``(L, S)``.
         """
-        if attn_mask is None and key_mask is None and window is None and (not is_causal or past == 0):
+        if attn_mask is None and key_mask is None and cache_mask is None and (not is_causal or past == 0):
             return None, is_causal
         weights_shape = (batch, self.num_heads, length, source_length)
         masks: list[Tensor] = []
@@ -490,10 +344,11 @@ class MultiHeadAttention(nn.Module):
             # queries at positions past .. past + L - 1, keys at 0 .. S - 1 (S = past + L with a cache)
             align = "top_left" if past == 0 else "bottom_right"
             masks.append(causal_mask(length, source_length, align=align, device=query.device))  # (L, S)
-        if window is not None:  # the new queries are the last L of the S keys held
-            i = torch.arange(length, device=query.device)[:, None] + source_length - length  # (L, 1)
-            j = torch.arange(source_length, device=query.device)[None, :]  # (1, S)
-            masks.append(i - j < window)  # (L, S): keys older than the window are out of reach
+        if cache_mask is not None:
+            if cache_mask.dtype != torch.bool or cache_mask.shape != (length, source_length):
+                raise ValueError(f"the cache's attention_mask must be a bool (L, S) = {(length, source_length)} mask, "
+                                 f"got {cache_mask.dtype} {tuple(cache_mask.shape)}")
+            masks.append(cache_mask)  # (L, S): e.g. a rolling cache's window
         if all(m.dtype == torch.bool for m in masks):
             merged = masks[0]
             for m in masks[1:]:

@@ -76,6 +76,9 @@ class SinkKVCache:
         sink_key: ``(B, H_kv, min(seq_len, k), E)``; key: ``(B, H_kv, <= W, E)`` (values alike, ``Ev``).
     """
 
+    rotates_keys_on_read = True  # keys stored before RoPE, rotated by their slot at every step
+    max_update_length = 1  # one token per update: positions are counted in the cache as it is then
+
     def __init__(self, num_sinks: int, window: int) -> None:
         self.num_sinks = check_int("num_sinks", num_sinks, minimum=0)
         self.window = check_positive_int("window", window)
@@ -100,6 +103,39 @@ class SinkKVCache:
         device = None if self.sink_key is None and self.key is None else (
             self.sink_key if self.sink_key is not None else self.key).device
         return torch.arange(self.cached, device=device)  # (S,)
+
+    def query_positions(self, length: int, device: torch.device | str | None = None) -> Tensor:
+        """The RoPE position of the new token, asked before :meth:`update`: the last slot it will take.
+
+        Part of the protocol :class:`~helpers.multihead.AttentionCache`, through which
+        :class:`~helpers.multihead.MultiHeadAttention` decodes with this cache as
+        :func:`sink_attention` does.
+
+        Args:
+            length: the number of new tokens; must be 1 (one token per update).
+            device: where to make the positions.
+
+        Shape:
+            output: ``(1,)``.
+        """
+        if length != 1:
+            raise ValueError(f"a SinkKVCache takes one token per update (token-by-token decoding), got "
+                             f"length={length!r}")
+        sinks = min(self.seq_len + 1, self.num_sinks)
+        recent = min(self.seq_len + 1 - sinks, self.window)
+        return torch.tensor([sinks + recent - 1], device=device)  # (1,)
+
+    def key_positions(self, device: torch.device | str | None = None) -> Tensor:
+        """The RoPE position of each held key, its slot ``0 .. S - 1``, asked after :meth:`update`.
+
+        Shape:
+            output: ``(S,)``.
+        """
+        return torch.arange(self.cached, device=device)  # (S,)
+
+    def attention_mask(self, length: int, device: torch.device | str | None = None) -> None:
+        """``None``: the new token sees every held key (the sinks and its window, itself included)."""
+        return None
 
     def held_positions(self) -> list[int]:
         """The text positions of the held keys, sinks first (what a reference attends to)."""

