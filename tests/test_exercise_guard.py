@@ -435,3 +435,4 @@ def test_an_answer_that_switches_its_own_threads_watch_off_through_a_partial_is_
     off = functools.partial(sys.setprofile, None)  # called from C: the watch sees the partial, not setprofile
     message = _refused(lambda: (off(), helpers.scaled_dot_product_attention)[1])
     assert "sys.setprofile" in message
+

@@ -41,7 +41,7 @@ def set_language(language: str | None) -> None:
         language: ``"en"``, ``"zh"`` or ``None``.
 
     Raises:
-        ValueError: ``language`` is not one of :data:`LANGUAGES`.
+        ValueError: ``language`` is not one of :data:`~helpers.language.LANGUAGES`.
     """
     global _chosen
     _chosen = None if language is None else _check_language(language)
@@ -64,10 +64,10 @@ def get_language() -> str:
     """The reader's language when a function is not given one (see the module's docstring).
 
     Returns:
-        One of :data:`LANGUAGES`.
+        One of :data:`~helpers.language.LANGUAGES`.
 
     Raises:
-        ValueError: ``HELPERS_LANGUAGE`` names a language not in :data:`LANGUAGES`.
+        ValueError: ``HELPERS_LANGUAGE`` names a language not in :data:`~helpers.language.LANGUAGES`.
     """
     if _chosen is not None:
         return _chosen
@@ -88,9 +88,9 @@ def resolve_language(language: str | None) -> str:
         language: A checker's ``language`` argument.
 
     Returns:
-        One of :data:`LANGUAGES`.
+        One of :data:`~helpers.language.LANGUAGES`.
 
     Raises:
-        ValueError: ``language`` is not one of :data:`LANGUAGES`.
+        ValueError: ``language`` is not one of :data:`~helpers.language.LANGUAGES`.
     """
     return get_language() if language is None else _check_language(language)

@@ -5,7 +5,7 @@ that each typical mistake gives a result of its own: ``L != S``, ``E != H``...) 
 drawn from a seed of :mod:`helpers.seeding`. The same answer therefore gets the same verdict every time.
 Then on one **fresh case**, drawn from :func:`helpers.seeding.fresh_generator`, so that a table of
 answers for the named cases does not pass; a failure there gives the fresh seed, so the case can be
-replayed (``seeding.fresh_generator`` is ``torch.Generator().manual_seed(seed)``).
+replayed (``seeding.fresh_generator`` reports the seed it drew from the operating system).
 
 A wrong result is compared with each **mistake** of the checker's table, simulated on the same inputs;
 the first it matches is named. Every table has one shape: a tuple of :class:`Mistake`.

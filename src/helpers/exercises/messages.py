@@ -81,7 +81,7 @@ def register(messages: Mapping[str, Mapping[str, str]]) -> None:
 
     Raises:
         ValueError: A message has no English template, or names a language not in
-            :data:`~helpers.exercises.messages.LANGUAGES`.
+            :data:`~helpers.language.LANGUAGES`.
     """
     for key, templates in messages.items():
         if LANGUAGES[0] not in templates:
@@ -140,7 +140,7 @@ def phrase(key: str, /, **fields: Any) -> dict[str, str]:
         **fields: The values of its template's named fields.
 
     Returns:
-        ``{language: sentence}`` for every language of :data:`~helpers.exercises.messages.LANGUAGES`.
+        ``{language: sentence}`` for every language of :data:`~helpers.language.LANGUAGES`.
     """
     return {language: text(key, language, **fields) for language in LANGUAGES}
 
@@ -160,7 +160,7 @@ def text(key: str, language: str | None = None, /, **fields: Any) -> str:
 
     Raises:
         KeyError: ``key`` is not in the catalogue.
-        ValueError: ``language`` is not one of :data:`~helpers.exercises.messages.LANGUAGES`.
+        ValueError: ``language`` is not one of :data:`~helpers.language.LANGUAGES`.
     """
     language = _language(language)
     templates = _templates(key)

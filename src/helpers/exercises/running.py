@@ -8,9 +8,11 @@ A checker never runs the reader's function on its own stack, for two reasons:
 - **An answer may never end.** ``while True: pass`` in a lab must not cost the student the rest of the lab.
 
 Why a fresh thread for every answer, and how it is stopped: Python cannot kill a thread, so the thread
-that waits (the kernel's main thread, where the checker runs) never waits on a stuck one. It waits
-with ``Thread.join(timeout)``, which an interrupt (the kernel's stop button, ``SIGINT``) or the time
-limit ends; then it raises an exception *inside* the answer's thread with
+that waits (the kernel's main thread, where the checker runs) never waits on a stuck one. It waits on an
+event the answer's thread sets as it ends, which an interrupt (the kernel's stop button, ``SIGINT``) or
+the time limit cuts short (not on ``Thread.join``: an interrupt that lands there marks the thread as
+stopped while it still runs, CPython's fix of bpo-45274); then it raises an exception *inside* the
+answer's thread with
 ``ctypes.pythonapi.PyThreadState_SetAsyncExc`` (a public function of CPython's C API). Python checks for
 it between bytecodes, so a loop that never ends is stopped within a few milliseconds; the checker
 then reports the time limit (a verdict) or re-raises the interrupt. An answer stuck inside one long C
@@ -63,19 +65,17 @@ class AnswerInterrupted(KeyboardInterrupt):
     """The reader interrupted a check: their function was stopped, and the next check starts afresh."""
 
 
-_ABANDONED: list[threading.Thread] = []
-"""Answers that could not be stopped (they catch every exception in an endless loop): still running."""
+def _stop(thread: threading.Thread, done: threading.Event) -> bool:
+    """Raise :class:`AnswerStopped` in ``thread`` until it ends, for :data:`_GRACE` seconds; whether it ended.
 
-
-def _stop(thread: threading.Thread) -> bool:
-    """Raise :class:`AnswerStopped` in ``thread``; whether it ended within :data:`_GRACE` seconds."""
-    if thread.ident is not None and thread.is_alive():
+    Whether it ended is read from ``done``, which the thread sets as it ends, not from ``thread.is_alive()``: an
+    interrupt that lands in ``Thread.join`` marks a thread that still runs as stopped (CPython's bpo-45274 fix
+    releases the lock the running thread holds), which is how the checkers once left an endless answer running."""
+    deadline = time.monotonic() + _GRACE
+    while thread.ident is not None and not done.is_set() and time.monotonic() < deadline:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(AnswerStopped))
-        thread.join(_GRACE)
-    if thread.is_alive():
-        _ABANDONED.append(thread)
-        return False
-    return True
+        done.wait(0.05)
+    return done.is_set()
 
 
 def run_answer(fn: Callable[..., Any], *args: Any, watch: CallWatch | None = None, modes: Iterable[Any] = (),
@@ -107,10 +107,13 @@ def run_answer(fn: Callable[..., Any], *args: Any, watch: CallWatch | None = Non
         if watch is not None:
             watch.allow(type(mode))
 
-    ready = threading.Event()
+    ready, done = threading.Event(), threading.Event()
 
     def task() -> None:
         ready.wait()  # until the watch is armed (a thread started before is not the answer's)
+        if "cancelled" in box:  # interrupted before the answer started
+            done.set()
+            return
         try:
             with ExitStack() as stack:
                 stack.enter_context(torch.set_grad_enabled(grad))
@@ -121,6 +124,8 @@ def run_answer(fn: Callable[..., Any], *args: Any, watch: CallWatch | None = Non
                 box["result"] = fn(*args)
         except BaseException as error:  # noqa: BLE001 (handed to the waiting thread, which raises it)
             box["error"] = error
+        finally:
+            done.set()
 
     thread = threading.Thread(target=task, name="answer", daemon=True)
     with ExitStack() as stack:
@@ -129,14 +134,13 @@ def run_answer(fn: Callable[..., Any], *args: Any, watch: CallWatch | None = Non
             if watch is not None:
                 stack.enter_context(armed(watch))
             ready.set()
-            deadline = time.monotonic() + limit
-            while thread.is_alive():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeLimitExceeded(limit, _stop(thread))
-                thread.join(min(left, 0.25))
+            if not done.wait(limit):  # an Event, not Thread.join: see _stop
+                raise TimeLimitExceeded(limit, _stop(thread, done))
         except KeyboardInterrupt:
-            stopped = _stop(thread)
+            if not ready.is_set():
+                box["cancelled"] = True
+                ready.set()
+            stopped = _stop(thread, done)
             raise AnswerInterrupted("the check was interrupted: your function was " + (
                 "stopped, and the next check starts afresh" if stopped else
                 "asked to stop but goes on (it catches every exception?); the next check starts afresh, "

@@ -28,4 +28,6 @@ Chapter 6, pitfalls:
     length extrapolation), ``rope_extrapolation`` (RoPE's scaling rules on the position toy, and
     the rotation angles training never saw), ``attention_sinks`` (StreamingLLM's sink cache against
     window and full caches on a tiny trained decoder).
+The runs the labs' checkers train themselves (:mod:`helpers.exercises`):
+    ``mystery_alignments`` (lab 1), ``cosine_runs`` (lab 2), ``broken_heads`` and ``post_ln_rescue`` (lab 6.1-6.2).
 """

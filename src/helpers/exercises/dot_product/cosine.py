@@ -82,17 +82,24 @@ def _fresh(gen: torch.Generator) -> dict[str, int]:
     return dict(L=L, S=S, E=draw_int(3, 8, gen))
 
 
+_TIMING_SECONDS = 0.2
+"""How long the timing keeps calling a fast function (at least ``repeats`` calls, at most 1,000): on a loaded
+machine most calls of a 50-microsecond function are preempted, and the fastest of many is the one that was not."""
+
+
 def _best_time(fn: Callable[..., Any], *args: Any, repeats: int) -> float:
-    """The fastest of ``repeats`` calls, timed inside a thread of their own, on one PyTorch thread: the answer and
-    the loop are timed the same way (no watch slows either down)."""
+    """The fastest of at least ``repeats`` calls (more, up to :data:`_TIMING_SECONDS`, when they are fast), timed
+    inside a thread of their own, on one PyTorch thread: the answer and the loop are timed the same way (no watch
+    slows either down)."""
     from helpers.train import num_threads
 
     def timed() -> float:
-        best = math.inf
-        for _ in range(repeats):
+        best, calls, began = math.inf, 0, time.perf_counter()
+        while calls < repeats or (calls < 1000 and time.perf_counter() - began < _TIMING_SECONDS):
             start = time.perf_counter()
             fn(*args)
             best = min(best, time.perf_counter() - start)
+            calls += 1
         return best
 
     with num_threads(1):

@@ -93,17 +93,18 @@ def check_crossover(time_both: Callable[[int], tuple[float, float]]) -> CheckRes
         return verdict(False, "ch05.crossover.bad_prediction", got=repr(prediction.value))
     predicted = float(prediction.value)
     gen = seeding.fresh_generator()
+    seed = gen.initial_seed()  # the sizes' draw, given in every verdict below (fields["seed"])
     sizes = tuple(draw_int(160, 256, gen) * 2**i for i in range(4))
     probe = draw_int(96, 160, gen)  # a length at which time_both must compute the n x n scores
     watch = CallWatch(allowed=(sliding_window_attention,), arguments=(), count_work=True)
     call_watched(time_both, probe, watch=watch)  # (not timed: counting slows every operation down)
     if watch.max_numel < probe * probe:
-        return verdict(False, "ch05.crossover.no_dense", n=probe)
+        return verdict(False, "ch05.crossover.no_dense", n=probe, seed=seed)
     dense, window = [], []
     for n in sizes:
         result = call_watched(time_both, n, allowed=(sliding_window_attention,))
         if not isinstance(result, (tuple, list)) or len(result) != 2 or not all(_is_positive_number(t) for t in result):
-            return verdict(False, "ch05.crossover.not_two_times", n=n, got=repr(result))
+            return verdict(False, "ch05.crossover.not_two_times", n=n, got=repr(result), seed=seed)
         dense.append(float(result[0]))
         window.append(float(result[1]))
     own = [own_times(n, gen) for n in sizes]
@@ -112,10 +113,10 @@ def check_crossover(time_both: Callable[[int], tuple[float, float]]) -> CheckRes
         if not 1 / _TOLERANCE <= off <= _TOLERANCE:
             reveal(CROSSOVER)
             return verdict(False, "ch05.crossover.not_measured", what=phrase(f"ch05.crossover.{name}"), n=sizes[-1],
-                           theirs=theirs[-1] * 1e3, cpu=mine[-1][0] * 1e3, wall=mine[-1][1] * 1e3, off=off)
+                           theirs=theirs[-1] * 1e3, cpu=mine[-1][0] * 1e3, wall=mine[-1][1] * 1e3, off=off, seed=seed)
     k_dense, k_window = efficient_cost.fit_exponent(sizes, dense), efficient_cost.fit_exponent(sizes, window)
     if k_dense < k_window + 0.3:
-        return verdict(False, "ch05.crossover.not_faster", k_dense=k_dense, k_window=k_window)
+        return verdict(False, "ch05.crossover.not_faster", k_dense=k_dense, k_window=k_window, seed=seed)
     own_dense, own_window = [t[0][0] for t in own], [t[1][0] for t in own]  # CPU times
     n_star, how = efficient_cost.crossover_length(sizes, own_dense, own_window)
     reveal(CROSSOVER)
@@ -129,4 +130,5 @@ def check_crossover(time_both: Callable[[int], tuple[float, float]]) -> CheckRes
     judged = phrase("ch05.crossover.late" if prediction.late else "ch05.crossover.right" if right
                     else "ch05.crossover.wrong", predicted=predicted)
     return verdict(True, "ch05.crossover.passed", k_dense=efficient_cost.fit_exponent(sizes, own_dense),
-                   k_window=efficient_cost.fit_exponent(sizes, own_window), measured=measured, judged=judged)
+                   k_window=efficient_cost.fit_exponent(sizes, own_window), measured=measured, judged=judged,
+                   seed=seed)

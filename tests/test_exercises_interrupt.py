@@ -1,0 +1,185 @@
+"""No hang after an interrupt or an endless answer (issue 40): in a real kernel, an answer that never ends is
+interrupted as a student interrupts it (the kernel's stop button, ``km.interrupt_kernel()``), and a right answer to
+the same checker and to another one then returns at once with the right verdict, for a checker of each of the
+seven labs; an answer past the time limit is stopped with a verdict that says so."""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers.exercises.reader import Rejected, call_watched
+from helpers.exercises.running import run_answer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SOLUTIONS = """
+import math, threading, torch
+from helpers.exercises import ch01, ch02, ch03, ch04, ch05, ch06_long_context, ch06_memory, ch06_training
+
+def forever(*args):
+    while True:
+        pass
+
+def additive(q, k, wq, wk, v):
+    return torch.tanh((q @ wq.T)[:, None, :] + k @ wk.T) @ v
+
+def masked(scores, lengths):
+    real = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]
+    return torch.softmax(scores.masked_fill(~real, float("-inf")), -1).nan_to_num(0.0)
+
+def dot(q, k):
+    return q @ k.transpose(-2, -1)
+
+def jacobian(z):
+    p = torch.softmax(z, -1)
+    return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
+
+def split(x, h):
+    b, l, d = x.shape
+    return x.view(b, l, h, d // h).transpose(1, 2)
+
+def window(q, k, v, w):
+    i, j = torch.arange(q.shape[-2])[:, None], torch.arange(q.shape[-2])[None, :]
+    s = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill((i - j).abs() >= w, float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+def se(x, fc1, fc2):
+    return x * torch.sigmoid(fc2(torch.relu(fc1(x.mean(dim=(2, 3))))))[:, :, None, None]
+
+def entropy(scores, mask):
+    p = torch.softmax(scores.float().masked_fill(~mask[:, None, None, :], float("-inf")), -1)
+    return -torch.special.xlogy(p, p).sum(-1).mean(-1)
+
+def rollout(layers):
+    out = None
+    for a in layers:
+        a = 0.5 * a.double().mean(1) + 0.5 * torch.eye(a.shape[-1], dtype=torch.float64)
+        a = a / a.sum(-1, keepdim=True)
+        out = a if out is None else a @ out
+    return out
+
+def rope(x, positions):
+    e = x.shape[-1]
+    angle = positions.double()[:, None] * 10000.0 ** (-torch.arange(0, e, 2, dtype=torch.float64) / e)
+    x1, x2 = x.double().chunk(2, -1)
+    return torch.cat((x1 * angle.cos() - x2 * angle.sin(), x2 * angle.cos() + x1 * angle.sin()), -1).float()
+
+def rolling(layers, heads, kv_heads, head_dim, window, seq_len, nbytes):
+    return 2 * layers * kv_heads * head_dim * min(seq_len, window) * nbytes / 2**30
+"""
+
+LABS = [  # (lab, the checker the endless answer is given, its right answer, another checker and its right answer)
+    ("01-bottleneck", "ch01.check_additive_scores", "additive", "ch01.check_masked_softmax", "masked"),
+    ("02-dot-product", "ch02.check_dot_scores", "dot", "ch02.check_dot_flops", "lambda L, S, E: 2 * L * S * E"),
+    ("03-scaling", "ch03.check_softmax_jacobian", "jacobian", "ch03.check_attention_scale",
+     "lambda d, h, kv: (d // h) ** -0.5"),
+    ("04-multihead", "ch04.check_split_heads", "split", "ch02.check_dot_scores", "dot"),
+    ("05-variants", "ch05.check_sliding_window_attention", "window", "ch05.check_se_block", "se"),
+    ("06-training", "ch06_training.check_head_entropy", "entropy", "ch06_training.check_rollout", "rollout"),
+    ("06-memory-position", "ch06_memory.check_rope", "rope", "ch06_long_context.check_rolling_cache", "rolling"),
+]
+
+
+class Kernel:
+    """A real IPython kernel (the one the labs run in), driven as Jupyter drives it."""
+
+    def __init__(self) -> None:
+        from jupyter_client.manager import start_new_kernel
+
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"),
+                                                                        os.environ.get("PYTHONPATH", "")])))
+        self.manager, self.client = start_new_kernel(kernel_name="python3", env=env, cwd=str(ROOT))
+
+    def run(self, code: str, timeout: float) -> tuple[str, str]:
+        """``(status, text)``: the reply's status and everything the cell printed or raised."""
+        msg_id = self.client.execute(code)
+        return self.wait(msg_id, timeout)
+
+    def wait(self, msg_id: str, timeout: float) -> tuple[str, str]:
+        text, deadline = [], time.monotonic() + timeout
+        while True:
+            try:
+                msg = self.client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no reply within {timeout} s; the kernel printed: {''.join(text)}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            content = msg["content"]
+            if msg["msg_type"] == "stream":
+                text.append(content["text"])
+            elif msg["msg_type"] in ("execute_result", "display_data"):
+                text.append(content["data"].get("text/plain", ""))
+            elif msg["msg_type"] == "error":
+                text.append(f"{content['ename']}: {content['evalue']}")
+            elif msg["msg_type"] == "status" and content["execution_state"] == "idle":
+                while True:
+                    reply = self.client.get_shell_msg(timeout=10)
+                    if reply["parent_header"].get("msg_id") == msg_id:
+                        return reply["content"]["status"], "".join(text)
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    pytest.importorskip("jupyter_client")
+    kernel = Kernel()
+    status, text = kernel.run(SOLUTIONS, timeout=300)
+    assert status == "ok", text
+    yield kernel
+    kernel.close()
+
+
+@pytest.mark.parametrize("lab, check, right, other, other_right", LABS, ids=[lab for lab, *_ in LABS])
+def test_an_interrupted_endless_answer_hangs_no_later_check(kernel, lab, check, right, other, other_right):
+    msg_id = kernel.client.execute(f"{check}(forever)")
+    time.sleep(2.0)  # the endless answer runs
+    kernel.manager.interrupt_kernel()
+    status, text = kernel.wait(msg_id, timeout=30)
+    assert status == "error" and "interrupted" in text and "stopped" in text, text
+    for checker, answer in ((check, right), (other, other_right)):
+        start = time.monotonic()
+        status, text = kernel.run(f"print(bool({checker}({answer})), {checker}({answer}).message[:60])", timeout=120)
+        assert status == "ok" and text.startswith("True"), (checker, text)
+        assert time.monotonic() - start < 60, (checker, time.monotonic() - start)
+    status, text = kernel.run("print([t.name for t in threading.enumerate() if t.name == 'answer'])", timeout=10)
+    assert text.strip() == "[]", text  # the endless answer was stopped, not left running
+
+
+def test_an_answer_past_its_time_limit_is_stopped_with_a_verdict_that_says_so():
+    def forever(x):
+        while True:
+            pass
+
+    start = time.monotonic()
+    with pytest.raises(Rejected) as caught:
+        call_watched(forever, 1, limit=0.5)
+    assert "more than 0.5 s and was stopped" in caught.value.verdict.message
+    assert time.monotonic() - start < 5
+    assert call_watched(lambda x: x + 1, 1) == 2  # the next answer runs at once, on a thread of its own
+
+
+def test_an_answer_that_swallows_the_stop_in_a_loop_is_left_behind_and_the_next_check_runs():
+    import threading
+
+    def stubborn(x):
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:  # noqa: BLE001 (what a student's catch-all does)
+                continue
+
+    with pytest.raises(Rejected) as caught:
+        call_watched(stubborn, 1, limit=0.5)
+    assert "more than 0.5 s" in caught.value.verdict.message
+    assert run_answer(lambda: torch.ones(2).sum().item()) == 2.0
+    assert threading.active_count() < 50
