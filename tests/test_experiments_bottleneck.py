@@ -146,10 +146,11 @@ def test_sweep_records_learning_curves_at_every_curve_length(small_sweep):
 
 
 def test_sweeps_in_one_pool_give_each_sweep_its_own_numbers():
+    longer = dict(SMALL, steps=20)
     one, two = bn.bottleneck_sweeps(dict(train_lengths=[3], hidden_sizes=[6], **SMALL),
-                                    dict(train_lengths=[3, 5], hidden_sizes=[6], attention=(False,), **dict(SMALL, steps=20)))
+                                    dict(train_lengths=[3, 5], hidden_sizes=[6], attention=(False,), **longer))
     strip = lambda rows: [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]  # noqa: E731
     assert strip(one.rows) == strip(bn.bottleneck_sweep([3], [6], **SMALL).rows)
-    assert strip(two.rows) == strip(bn.bottleneck_sweep([3, 5], [6], attention=(False,), **dict(SMALL, steps=20)).rows)
+    assert strip(two.rows) == strip(bn.bottleneck_sweep([3, 5], [6], attention=(False,), **longer).rows)
     with pytest.raises(ValueError, match="workers"):
         bn.bottleneck_sweeps(dict(train_lengths=[3], hidden_sizes=[6], workers=2, **SMALL))

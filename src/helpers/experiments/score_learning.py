@@ -29,8 +29,8 @@ from torch import nn
 from ..train import set_seed
 from .recall import RecallAttention, RecallConfig, RecallRun, train_recall
 
-__all__ = ["LEARNING_SCORES", "EXTRA_SCORES", "FAST_SCALE_LR_FACTOR", "MATCHED_SCORES", "SCORE_RECALL", "LARGE_DK_RUNS", "score_config",
-           "initial_statistics", "matched_scale", "cosine_weight_bound", "compare_score_functions",
+__all__ = ["LEARNING_SCORES", "EXTRA_SCORES", "FAST_SCALE_LR_FACTOR", "MATCHED_SCORES", "SCORE_RECALL", "LARGE_DK_RUNS",
+           "score_config", "initial_statistics", "matched_scale", "cosine_weight_bound", "compare_score_functions",
            "compare_at_large_dk", "max_weight_on_one_slot", "learning_summary"]
 
 LEARNING_SCORES: tuple[str, ...] = ("dot", "cosine", "neg_euclidean", "general", "additive")
