@@ -101,3 +101,15 @@ def test_timings_read_the_cpu_clock_when_asked():
                  lambda: score_cost.additive_time_breakdown(8, clock="sundial")):
         with pytest.raises(ValueError, match="clock"):
             call()
+
+
+def test_the_cpu_clock_is_read_on_one_thread_only():
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert score_cost.clock_function("cpu") is time.process_time
+        torch.set_num_threads(2)
+        assert score_cost.clock_function("cpu") is time.perf_counter  # CPU time would add up the two threads
+        assert score_cost.clock_function("wall") is time.perf_counter
+    finally:
+        torch.set_num_threads(threads)

@@ -238,7 +238,7 @@ def sequential_vs_parallel_time(
     attention's ``n^2`` eventually costs more. Median (or fastest) of ``repeats`` runs after a warm-up run, the two
     models timed in turn within each repeat, on the wall clock or on the process's CPU clock
     (:data:`helpers.experiments.score_cost.CLOCKS`: the CPU clock leaves out the time spent waiting for a core on
-    a machine shared with other programs).
+    a machine shared with other programs; with several threads the wall clock is read).
     Timings are measurements, not seeded numbers: they vary by machine and load. Explained in
     chapter 1.
 
@@ -258,7 +258,7 @@ def sequential_vs_parallel_time(
     Shape:
         the inputs of both models are ``(batch_size, n, embed_dim)``.
     """
-    from .score_cost import CLOCKS  # noqa: PLC0415 (a sibling experiment; kept apart from this module's imports)
+    from .score_cost import CLOCKS, clock_function  # noqa: PLC0415 (a sibling experiment)
 
     lengths = check_positive_ints("lengths", lengths)
     check_positive_int("repeats", repeats)
@@ -266,9 +266,9 @@ def sequential_vs_parallel_time(
         raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {clock!r}")
     if statistic not in ("median", "min"):
         raise ValueError(f"statistic must be 'median' or 'min', got {statistic!r}")
-    now = CLOCKS[clock]
     rows: list[dict[str, float | int]] = []
     with num_threads(threads):
+        now = clock_function(clock)  # the CPU clock on one thread only (with more, it adds up the threads' time)
         set_seed(0)
         gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
         qkv = nn.Linear(embed_dim, 3 * embed_dim)

@@ -40,7 +40,8 @@ from ..scores import (
 from ..train import num_threads
 
 __all__ = [
-    "CLOCKS", "score_flops", "flops_table", "loop_dot_scores_python", "loop_dot_scores_pairs", "loop_dot_scores_rows",
+    "CLOCKS", "clock_function", "score_flops", "flops_table", "loop_dot_scores_python", "loop_dot_scores_pairs",
+    "loop_dot_scores_rows",
     "CostTable", "time_score_functions", "ADDITIVE_STEPS", "additive_time_breakdown",
 ]
 
@@ -174,13 +175,31 @@ CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time
 """The clocks a timing can read: ``"wall"``, the time that passes (``time.perf_counter``), and ``"cpu"``, the
 CPU time of this process, all its threads together (``time.process_time``). On one thread of an idle machine the
 two agree; on a machine shared with other programs the wall clock also counts the time the process waits for a
-core, and the CPU clock does not (a busy machine still slows the process's memory accesses)."""
+core, and the CPU clock does not (a busy machine still slows the process's memory accesses). With several
+PyTorch threads the CPU clock adds up the threads' time, waiting included, which is not a duration:
+:func:`clock_function` then reads the wall clock."""
 
 
-def _clock(clock: str) -> Callable[[], float]:
+def clock_function(clock: str) -> Callable[[], float]:
+    """The function that reads ``clock`` now: the CPU clock only while PyTorch runs on one thread.
+
+    Args:
+        clock: ``"wall"`` or ``"cpu"`` (:data:`CLOCKS`).
+
+    Returns:
+        A function of no argument that returns seconds.
+
+    Raises:
+        ValueError: ``clock`` is not one of :data:`CLOCKS`.
+    """
     if clock not in CLOCKS:
         raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {clock!r}")
+    if clock == "cpu" and torch.get_num_threads() > 1:
+        return CLOCKS["wall"]
     return CLOCKS[clock]
+
+
+_clock = clock_function
 
 
 def _best_time(fn: Callable[[], object], repeats: int, budget_s: float, clock: str = "wall") -> float:
