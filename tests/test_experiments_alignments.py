@@ -164,3 +164,32 @@ def test_alignment_by_length_is_one_for_a_perfect_reverser_and_falls_for_uniform
     assert uniform == pytest.approx([1 / 4, 1 / 8])
     with pytest.raises(ValueError, match="lengths"):
         alignment_by_length(FixedAttention(True), [], num_samples=4)
+
+
+def test_uniform_alignment_mass_is_what_uniform_weights_score_and_three_over_s_inside():
+    from helpers.experiments.alignments import alignment_by_length, uniform_alignment_mass
+
+    assert uniform_alignment_mass(8) == pytest.approx(1 / 8)
+    assert uniform_alignment_mass(5, window=1) == pytest.approx(13 / 25)  # 3 positions, 2 at each end
+    assert uniform_alignment_mass(1, window=3) == pytest.approx(1.0)
+    measured = alignment_by_length(FixedAttention(False), [4, 9], num_samples=3, window=1)
+    assert measured == pytest.approx([uniform_alignment_mass(4, window=1), uniform_alignment_mass(9, window=1)])
+    with pytest.raises(ValueError, match="length"):
+        uniform_alignment_mass(0)
+
+
+def test_alignment_by_length_teacher_forced_reads_the_true_target():
+    from helpers.experiments.alignments import alignment_by_length
+
+    calls = []
+
+    class Recorder(FixedAttention):
+        def forward(self, src, tgt=None, *, max_new_tokens=None):
+            calls.append(tgt is not None and max_new_tokens is None)
+            return super().forward(src, tgt, max_new_tokens=src.shape[1])
+
+    masses = alignment_by_length(Recorder(True), [3, 5], num_samples=2, decoding="teacher_forced")
+    assert masses == pytest.approx([1, 1])
+    assert calls == [True, True]
+    with pytest.raises(ValueError, match="decoding"):
+        alignment_by_length(Recorder(True), [3], num_samples=2, decoding="beam")

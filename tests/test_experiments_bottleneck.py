@@ -132,3 +132,25 @@ def test_sweep_in_worker_processes_gives_the_same_numbers(seeded_sweep):
                                    **{k: v for k, v in SMALL.items() if k != "seed"})
     strip = lambda rows: [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]  # noqa: E731
     assert strip(parallel.rows) == strip(seeded_sweep.rows)
+
+
+def test_sweep_records_learning_curves_at_every_curve_length(small_sweep):
+    again = bn.bottleneck_sweep([3, 5], [6], curve_every=5, curve_lengths=[3], **SMALL)
+    curves = again.length_curves[(True, 6)]
+    assert sorted(curves) == [3, 5]  # the curve length (the longest evaluation length) and the one asked for
+    assert all(len(v) == len(again.curves[(True, 6)]["step"]) for v in curves.values())
+    assert curves[5] == pytest.approx(again.curves[(True, 6)]["token_accuracy"])
+    # the lengths asked for add measurements, they change no number of the sweep
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]  # noqa: E731
+    assert strip(again.rows) == strip([r for r in small_sweep.rows if r["hidden_size"] == 6])
+
+
+def test_sweeps_in_one_pool_give_each_sweep_its_own_numbers():
+    longer = dict(SMALL, steps=20)
+    one, two = bn.bottleneck_sweeps(dict(train_lengths=[3], hidden_sizes=[6], **SMALL),
+                                    dict(train_lengths=[3, 5], hidden_sizes=[6], attention=(False,), **longer))
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "train_seconds"} for r in rows]  # noqa: E731
+    assert strip(one.rows) == strip(bn.bottleneck_sweep([3], [6], **SMALL).rows)
+    assert strip(two.rows) == strip(bn.bottleneck_sweep([3, 5], [6], attention=(False,), **longer).rows)
+    with pytest.raises(ValueError, match="workers"):
+        bn.bottleneck_sweeps(dict(train_lengths=[3], hidden_sizes=[6], workers=2, **SMALL))

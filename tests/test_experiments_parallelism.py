@@ -1,6 +1,7 @@
 """Tests of helpers.experiments.parallelism (chapter 1): operation counts on computations whose
 chains of matrix products are known, and the timing table's structure."""
 
+import pytest
 import torch
 
 from helpers.experiments.parallelism import operation_profile, operation_profiles, sequential_vs_parallel_time
@@ -39,3 +40,28 @@ def test_sequential_vs_parallel_time_reports_positive_times():
     assert all(r["gru_ms"] > 0 and r["attention_ms"] > 0 for r in rows)
     assert [r["gru_sequential_steps"] for r in rows] == [4, 8]
     assert all(r["attention_sequential_steps"] == 1 for r in rows)
+
+
+def test_layer_multiply_adds_follow_the_formulas_and_cross_at_one_and_a_half_d():
+    from helpers.experiments.parallelism import layer_multiply_adds
+
+    counts = layer_multiply_adds(10, 4)
+    assert counts == {"gru": 6 * 10 * 16, "attention": 3 * 10 * 16 + 2 * 100 * 4,
+                      "attention_projections": 3 * 10 * 16, "attention_scores": 2 * 100 * 4}
+    assert layer_multiply_adds(96, 64)["gru"] == layer_multiply_adds(96, 64)["attention"]
+    assert layer_multiply_adds(64, 64)["attention"] < layer_multiply_adds(64, 64)["gru"]
+    assert layer_multiply_adds(128, 64)["attention"] > layer_multiply_adds(128, 64)["gru"]
+    # the GRU's six weight matrices, (d, d) each
+    gru = torch.nn.GRU(4, 4)
+    assert sum(p.numel() for name, p in gru.named_parameters() if "weight" in name) == 6 * 16
+    with pytest.raises(ValueError, match="seq_len"):
+        layer_multiply_adds(0, 4)
+
+
+def test_sequential_vs_parallel_time_reads_the_cpu_clock_and_keeps_the_fastest():
+    rows = sequential_vs_parallel_time([4], 8, repeats=3, clock="cpu", statistic="min")
+    assert rows[0]["gru_ms"] > 0 and rows[0]["attention_ms"] > 0
+    with pytest.raises(ValueError, match="clock"):
+        sequential_vs_parallel_time([4], 8, clock="sundial")
+    with pytest.raises(ValueError, match="statistic"):
+        sequential_vs_parallel_time([4], 8, statistic="mean")

@@ -1,6 +1,7 @@
 """Tests of helpers.experiments.score_cost and its table (chapter 2): FLOPs against a counted loop, measured time."""
 
 import math
+import time
 
 import pytest
 import torch
@@ -88,3 +89,27 @@ def test_additive_breakdown_times_every_step_and_the_references():
     for name, bad, error in (("n", 0, ValueError), ("hidden_dim", 1.5, TypeError), ("repeats", True, TypeError)):
         with pytest.raises(error, match=name):
             score_cost.additive_time_breakdown(**{name: bad})
+
+
+def test_timings_read_the_cpu_clock_when_asked():
+    table = score_cost.time_score_functions((8,), python_max=8, pairs_max=8, repeats=2, budget_s=0.05, clock="cpu")
+    assert table.clock == "cpu" and all(t > 0 for times in table.seconds.values() for t in times)
+    times = score_cost.additive_time_breakdown(16, dim=8, hidden_dim=4, repeats=1, budget_s=0.05, clock="cpu")
+    assert all(t > 0 for t in times.values())
+    assert score_cost.CLOCKS["cpu"] is time.process_time
+    for call in (lambda: score_cost.time_score_functions((8,), clock="sundial"),
+                 lambda: score_cost.additive_time_breakdown(8, clock="sundial")):
+        with pytest.raises(ValueError, match="clock"):
+            call()
+
+
+def test_the_cpu_clock_is_read_on_one_thread_only():
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert score_cost.clock_function("cpu") is time.process_time
+        torch.set_num_threads(2)
+        assert score_cost.clock_function("cpu") is time.perf_counter  # CPU time would add up the two threads
+        assert score_cost.clock_function("wall") is time.perf_counter
+    finally:
+        torch.set_num_threads(threads)

@@ -88,3 +88,15 @@ def test_dot_product_learns_recall_and_plain_cosine_cannot_get_sharp():
 def test_additive_beats_the_unscaled_dot_product_at_large_dk():
     runs = score_learning.compare_at_large_dk(d_k=128, seeds=(0,), steps=60, num_test=200)
     assert runs["additive"][0].final_test_accuracy > runs["dot_unscaled"][0].final_test_accuracy + 0.2
+
+
+def test_lr_over_scale_divides_each_runs_learning_rate_by_its_factor_and_the_fast_scale_learns_faster():
+    runs = score_learning.compare_score_functions(("dot", "general"), seeds=(0,), match_spread=True,
+                                                  lr_over_scale=True, steps=2, num_test=0)
+    for name, (run,) in runs.items():
+        assert run.config.lr == pytest.approx(score_learning.SCORE_RECALL.lr / run.config.initial_scale), name
+    assert runs["dot"][0].config.lr == pytest.approx(4 * score_learning.SCORE_RECALL.lr)  # 1 / (1/sqrt(16))
+    with pytest.raises(ValueError, match="learns its scale"):
+        score_learning.compare_score_functions(("cosine_learned_scale",), seeds=(0,), lr_over_scale=True, steps=1)
+    fast = score_learning.score_config("cosine_learned_scale_fast")
+    assert fast.learned_scale and fast.scale_lr_factor == score_learning.FAST_SCALE_LR_FACTOR

@@ -6,7 +6,8 @@ source, one row per output step. Chapter 1 reads it two ways:
 - :func:`source_positions` and :func:`alignment_mass` -- score an alignment against the
   positions a task reads from (the anti-diagonal of reversal, the diagonal of copying);
 - :func:`alignment_by_length` -- how well a trained model's focus holds up on longer sources,
-  measured under greedy decoding;
+  measured under greedy decoding or teacher forcing, beside :func:`uniform_alignment_mass`, what
+  weights spread evenly over the source would score (chance);
 - :func:`occlusion_dependence` -- what an alignment does *not* show: how much each output
   actually changes when one source token is replaced, to set beside the attention weights
   (Jain & Wallace, 2019; Wiegreffe & Pinter, 2019), with the decoder fed either the true
@@ -36,6 +37,7 @@ __all__ = [
     "OCCLUSION_DECODING",
     "source_positions",
     "alignment_mass",
+    "uniform_alignment_mass",
     "alignment_by_length",
     "occlusion_dependence",
 ]
@@ -108,27 +110,53 @@ def alignment_mass(alignment: Tensor, positions: Tensor, *, window: int = 0) -> 
     return (alignment * near).sum(-1).mean().item()
 
 
+def uniform_alignment_mass(length: int, *, window: int = 0) -> float:
+    """What :func:`alignment_mass` gives an alignment that spreads its weight evenly: the chance level.
+
+    For a source of ``length`` positions and a task that reads every position once (copy, reverse),
+    each output step puts ``1 / length`` on each position, so the mass within ``window`` positions
+    of the right one is the number of positions in the window that exist (fewer near the ends)
+    over ``length``, averaged over the steps: ``(2 w + 1) / S`` away from the ends. Explained in chapter 1.
+
+    Args:
+        length: Source length S.
+        window: As in :func:`alignment_mass`.
+
+    Returns:
+        The mean weight of a uniform alignment, in (0, 1].
+    """
+    check_positive_int("length", length)
+    check_int("window", window, 0)
+    inside = sum(min(i + window, length - 1) - max(i - window, 0) + 1 for i in range(length))
+    return inside / (length * length)
+
+
 @torch.no_grad()
 def alignment_by_length(
     model: nn.Module, lengths: list[int] | range, *, task: str = "reverse", num_samples: int = 128,
-    window: int = 1, seed: int = 12345,
+    window: int = 1, seed: int = 12345, decoding: str = "greedy",
 ) -> list[float]:
     """Where a trained model's attention goes on longer sources: the weight near the right position.
 
     For each length, ``num_samples`` fresh sources of the task are decoded greedily (the model
-    reads its own previous outputs, as at test time) and the alignment is scored with
+    reads its own previous outputs, as at test time) or teacher-forced (it reads the true previous
+    target tokens, so an early mistake cannot lead the later steps astray), and the alignment is scored with
     :func:`alignment_mass` against :func:`source_positions`. A value that falls with the
     length says the focus itself blurs or drifts on long sources, not only what is read
-    through it. Explained in chapter 1.
+    through it; :func:`uniform_alignment_mass` is the level of an alignment that looks nowhere.
+    Explained in chapter 1.
 
     Args:
-        model: A model called as ``model(source, max_new_tokens=T)`` that returns ``(logits, alignment)``,
-            e.g. :class:`~helpers.rnn.Seq2SeqGRU` with attention.
+        model: A model called as ``model(source, max_new_tokens=T)`` (greedy) or ``model(source, target)``
+            (teacher-forced) that returns ``(logits, alignment)``, e.g. :class:`~helpers.rnn.Seq2SeqGRU`
+            with attention.
         lengths: Source lengths.
         task: ``"copy"``, ``"reverse"`` or ``"sort"``.
         num_samples: Test sequences per length.
         window: As in :func:`alignment_mass`.
         seed: Seed of the test data.
+        decoding: ``"greedy"`` (the model's own previous outputs) or ``"teacher_forced"`` (the true
+            previous target tokens).
 
     Returns:
         One mean weight per length, in [0, 1].
@@ -137,6 +165,8 @@ def alignment_by_length(
 
     lengths = check_positive_ints("lengths", lengths)
     check_positive_int("num_samples", num_samples)
+    if decoding not in ("greedy", "teacher_forced"):
+        raise ValueError(f"decoding must be 'greedy' or 'teacher_forced', got {decoding!r}")
     make = seq2seq_task(task)
     vocab_size = getattr(model, "vocab_size", None)
     if not isinstance(vocab_size, int):
@@ -145,8 +175,11 @@ def alignment_by_length(
     model.eval()
     masses = []
     for length in lengths:
-        src, _ = make(num_samples, length, vocab_size, seed=seed + length)  # (N, S)
-        _, alignment = model(src, max_new_tokens=length)  # (N, T, S), greedy
+        src, tgt = make(num_samples, length, vocab_size, seed=seed + length)  # (N, S), (N, T)
+        if decoding == "greedy":
+            _, alignment = model(src, max_new_tokens=length)  # (N, T, S)
+        else:
+            _, alignment = model(src, tgt)  # (N, T, S)
         if alignment is None:
             raise ValueError("alignment_by_length needs a model with attention (it returned no alignment)")
         masses.append(alignment_mass(alignment, source_positions(task, src), window=window))

@@ -41,6 +41,7 @@ __all__ = [
     "MODEL_LABELS",
     "BottleneckResult",
     "bottleneck_sweep",
+    "bottleneck_sweeps",
 ]
 
 MODEL_LABELS: dict[bool, str] = {False: "GRU, no attention", True: "GRU + attention"}
@@ -63,6 +64,10 @@ class BottleneckResult:
             "sequence_accuracy": [...]}``: accuracy at ``curve_length`` during training (the
             step counts optimisation steps done; step 0 is the untrained model), mean over seeds.
         curves_by_seed: ``(attention, hidden_size, seed)`` -> the same curve for one seed.
+        length_curves: ``(attention, hidden_size)`` -> ``{length: token accuracies}``: the learning curve at
+            every length of ``curve_lengths`` (``curve_length`` included), mean over seeds, at the steps of
+            ``curves``.
+        length_curves_by_seed: ``(attention, hidden_size, seed)`` -> the same for one seed.
         histories: ``(attention, hidden_size)`` -> the training history of the first seed.
         models: ``(attention, hidden_size)`` -> the trained model of the first seed.
         models_by_seed: ``(attention, hidden_size, seed)`` -> every trained model.
@@ -81,6 +86,8 @@ class BottleneckResult:
     models: dict[tuple[bool, int], Seq2SeqGRU]
     curves_by_seed: dict[tuple[bool, int, int], dict[str, list[float]]] = field(default_factory=dict)
     models_by_seed: dict[tuple[bool, int, int], Seq2SeqGRU] = field(default_factory=dict)
+    length_curves: dict[tuple[bool, int], dict[int, list[float]]] = field(default_factory=dict)
+    length_curves_by_seed: dict[tuple[bool, int, int], dict[int, list[float]]] = field(default_factory=dict)
     watch_src: Tensor | None = None
     watch_tgt: Tensor | None = None
     watch_hidden: int | None = None
@@ -157,13 +164,17 @@ def _train_one(job: dict[str, Any]) -> dict[str, Any]:
         set_seed(seed)
         model = Seq2SeqGRU(job["vocab_size"], job["embed_dim"], hidden_size, attention=attention)
         curve: dict[str, list[float]] = {"step": [], "token_accuracy": [], "sequence_accuracy": []}
+        by_length: dict[int, list[float]] = {n: [] for n in job["curve_lengths"]}
 
         def measure_curve(done: int) -> None:
-            metrics = evaluate_seq2seq(model, curve_length, task=task, num_samples=job["curve_samples"],
-                                       seed=test_seed + 1)
             curve["step"].append(done)
-            curve["token_accuracy"].append(metrics["token_accuracy"])
-            curve["sequence_accuracy"].append(metrics["sequence_accuracy"])
+            for length in by_length:
+                metrics = evaluate_seq2seq(model, length, task=task, num_samples=job["curve_samples"],
+                                           seed=test_seed + 1)
+                by_length[length].append(metrics["token_accuracy"])
+                if length == curve_length:
+                    curve["token_accuracy"].append(metrics["token_accuracy"])
+                    curve["sequence_accuracy"].append(metrics["sequence_accuracy"])
 
         recorder = None
         if job["watch"]:
@@ -187,7 +198,7 @@ def _train_one(job: dict[str, Any]) -> dict[str, Any]:
             metrics = evaluate_seq2seq(model, seq_len, task=task, num_samples=job["num_eval"], seed=test_seed)
             rows.append({"attention": attention, "hidden_size": hidden_size, "seed": seed, "seq_len": seq_len,
                          **metrics, "train_seconds": seconds})
-    out: dict[str, Any] = {"rows": rows, "curve": curve, "history": history, "model": model}
+    out: dict[str, Any] = {"rows": rows, "curve": curve, "by_length": by_length, "history": history, "model": model}
     if recorder is not None:
         out["replay_steps"] = list(recorder.steps)
         out["replay_alignments"] = [a[0] for a in recorder.alignments]  # (T, S) each
@@ -211,6 +222,7 @@ def bottleneck_sweep(
     seeds: Sequence[int] | None = None,
     attention: Sequence[bool] = (False, True),
     curve_length: int | None = None,
+    curve_lengths: Sequence[int] | None = None,
     curve_every: int = 100,
     curve_samples: int = 128,
     watch_length: int | None = None,
@@ -221,8 +233,9 @@ def bottleneck_sweep(
     """Train GRU encoder-decoders with and without attention; score them against length.
 
     Besides accuracy against length, it records what the chapter needs: the evaluation lengths
-    may differ from the training lengths, each model's accuracy at ``curve_length`` is measured
-    during training (is the model still learning there?), and the alignment of one watched example is captured every
+    may differ from the training lengths, each model's accuracy at ``curve_length`` (and at every length of
+    ``curve_lengths``) is measured during training (is the model still learning there?), and the alignment of one
+    watched example is captured every
     ``watch_every`` steps while the attention model of size ``watch_hidden`` (first seed) trains (the replay
     slider). For each hidden size, each of ``attention`` and each seed: seed, build a
     :class:`~helpers.rnn.Seq2SeqGRU`, train it with
@@ -232,6 +245,7 @@ def bottleneck_sweep(
     ``train_seq2seq``'s default schedule (a cosine decay to 0 over ``steps``).
     Each model trains single-threaded; ``workers > 1`` trains that many models side by side in
     separate processes (the numbers are the same: every model is seeded on its own).
+    :func:`bottleneck_sweeps` runs several sweeps in one pool of processes.
 
     Args:
         train_lengths: Source lengths to train on.
@@ -249,6 +263,8 @@ def bottleneck_sweep(
             use ``seed + 10_007``. Default ``[seed]``.
         attention: Which models to train: ``(False, True)`` (default) for both.
         curve_length: Length of the learning curves (default: the longest evaluation length).
+        curve_lengths: Further lengths at which to measure the learning curves (token accuracy only;
+            :attr:`BottleneckResult.length_curves`).
         curve_every: Period of the learning-curve evaluations, in steps.
         curve_samples: Test sequences per learning-curve point.
         watch_length: Length of the watched example (``None``: no replay).
@@ -259,6 +275,56 @@ def bottleneck_sweep(
     Returns:
         A :class:`BottleneckResult`.
     """
+    check_positive_int("workers", workers)
+    result, jobs, seed_list = _plan(
+        train_lengths, hidden_sizes, steps=steps, eval_lengths=eval_lengths, task=task, vocab_size=vocab_size,
+        embed_dim=embed_dim, batch_size=batch_size, lr=lr, num_eval=num_eval, seed=seed, seeds=seeds,
+        attention=attention, curve_length=curve_length, curve_lengths=curve_lengths, curve_every=curve_every,
+        curve_samples=curve_samples, watch_length=watch_length, watch_hidden=watch_hidden, watch_every=watch_every)
+    _collect(result, jobs, _run(jobs, workers, in_process=not isinstance(task, str)), seed_list)
+    return result
+
+
+def bottleneck_sweeps(*sweeps: dict[str, Any], workers: int = 1) -> list[BottleneckResult]:
+    """Several :func:`bottleneck_sweep` calls whose models train in one pool of processes.
+
+    The same results as calling :func:`bottleneck_sweep` once per sweep, but the models of all the
+    sweeps share the ``workers`` processes, the longest trainings first, so that no process waits
+    for another sweep to finish (chapter 1 trains 12 models of 300 steps and 3 of 1,200).
+
+    Args:
+        *sweeps: The keyword arguments of each :func:`bottleneck_sweep` call (``workers`` left out).
+        workers: Processes training models side by side.
+
+    Returns:
+        One :class:`BottleneckResult` per sweep, in order.
+    """
+    check_positive_int("workers", workers)
+    planned = []
+    for kwargs in sweeps:
+        if "workers" in kwargs:
+            raise ValueError("give workers to bottleneck_sweeps, not to each sweep")
+        kwargs = dict(kwargs)
+        planned.append(_plan(kwargs.pop("train_lengths"), kwargs.pop("hidden_sizes"), **kwargs))
+    jobs = [job for _, sweep_jobs, _ in planned for job in sweep_jobs]
+    in_process = any(not isinstance(job["task"], str) for job in jobs)
+    outputs = iter(_run(jobs, workers, in_process=in_process))
+    results = []
+    for result, sweep_jobs, seed_list in planned:
+        _collect(result, sweep_jobs, [next(outputs) for _ in sweep_jobs], seed_list)
+        results.append(result)
+    return results
+
+
+def _plan(
+    train_lengths: Sequence[int], hidden_sizes: Sequence[int], *, steps: int,
+    eval_lengths: Sequence[int] | None = None, task: str = "reverse", vocab_size: int = 12, embed_dim: int = 16,
+    batch_size: int = 32, lr: float = 1e-2, num_eval: int = 256, seed: int = 0, seeds: Sequence[int] | None = None,
+    attention: Sequence[bool] = (False, True), curve_length: int | None = None,
+    curve_lengths: Sequence[int] | None = None, curve_every: int = 100, curve_samples: int = 128,
+    watch_length: int | None = None, watch_hidden: int | None = None, watch_every: int = 50,
+) -> tuple[BottleneckResult, list[dict[str, Any]], list[int]]:
+    """Checks a sweep's arguments; returns its empty result, its training jobs and its seeds."""
     train_lengths = check_positive_ints("train_lengths", train_lengths)
     hidden_sizes = check_positive_ints("hidden_sizes", hidden_sizes)
     eval_lengths = train_lengths if eval_lengths is None else check_positive_ints("eval_lengths", eval_lengths)
@@ -270,10 +336,11 @@ def bottleneck_sweep(
         raise ValueError(f"attention must hold True and/or False, got {attention!r}")
     make_task = seq2seq_task(task)
     check_positive_int("steps", steps)
-    for name, value in (("curve_every", curve_every), ("watch_every", watch_every), ("curve_samples", curve_samples),
-                        ("workers", workers)):
+    for name, value in (("curve_every", curve_every), ("watch_every", watch_every), ("curve_samples", curve_samples)):
         check_positive_int(name, value)
     curve_length = max(eval_lengths) if curve_length is None else curve_length
+    extra = [] if curve_lengths is None else check_positive_ints("curve_lengths", curve_lengths)
+    all_curve_lengths = sorted({curve_length, *extra})
     watch_hidden = hidden_sizes[-1] if watch_hidden is None else watch_hidden
     if watch_length is not None and (watch_hidden not in hidden_sizes or True not in attention_list):
         raise ValueError(f"watch_hidden ({watch_hidden}) must be one of hidden_sizes {hidden_sizes}, "
@@ -294,20 +361,35 @@ def bottleneck_sweep(
                     hidden_size=hidden_size, attention=use_attention, seed=run_seed, task=task, steps=steps,
                     train_lengths=train_lengths, eval_lengths=eval_lengths, vocab_size=vocab_size,
                     embed_dim=embed_dim, batch_size=batch_size, lr=lr, num_eval=num_eval,
-                    curve_length=curve_length, curve_every=curve_every, curve_samples=curve_samples,
+                    curve_length=curve_length, curve_lengths=all_curve_lengths, curve_every=curve_every,
+                    curve_samples=curve_samples,
                     watch=watch, watch_src=result.watch_src, watch_tgt=result.watch_tgt, watch_every=watch_every,
                 ))
-    if workers == 1 or len(jobs) == 1 or not isinstance(task, str):
-        outputs = [_train_one(job) for job in jobs]
-    else:  # fresh interpreters ("spawn"): safe with PyTorch's thread pools, whatever ran before
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            outputs = list(pool.map(_train_one, jobs))
+    return result, jobs, seed_list
 
+
+def _run(jobs: list[dict[str, Any]], workers: int, *, in_process: bool = False) -> list[dict[str, Any]]:
+    """Trains every job, in this process or in ``workers`` processes (the longest first); outputs in job order."""
+    if workers == 1 or len(jobs) == 1 or in_process:
+        return [_train_one(job) for job in jobs]
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i]["steps"])  # the longest first: no process idles at the end
+    outputs: list[dict[str, Any]] = [{} for _ in jobs]
+    # fresh interpreters ("spawn"): safe with PyTorch's thread pools, whatever ran before
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        for i, out in zip(order, pool.map(_train_one, [jobs[i] for i in order])):
+            outputs[i] = out
+    return outputs
+
+
+def _collect(result: BottleneckResult, jobs: list[dict[str, Any]], outputs: list[dict[str, Any]],
+             seed_list: list[int]) -> None:
+    """Fills ``result`` with the outputs of its jobs."""
     for job, out in zip(jobs, outputs):
         key = (job["attention"], job["hidden_size"])
         result.rows.extend(out["rows"])
         result.curves_by_seed[(*key, job["seed"])] = out["curve"]
+        result.length_curves_by_seed[(*key, job["seed"])] = out["by_length"]
         result.models_by_seed[(*key, job["seed"])] = out["model"]
         if job["seed"] == seed_list[0]:
             result.histories[key] = out["history"]
@@ -321,4 +403,6 @@ def bottleneck_sweep(
         result.curves[key] = {"step": runs[0]["step"]} | {
             metric: [sum(values) / len(values) for values in zip(*(run[metric] for run in runs))]
             for metric in ("token_accuracy", "sequence_accuracy")}
-    return result
+        by_length = [result.length_curves_by_seed[(*key, s)] for s in seed_list]
+        result.length_curves[key] = {n: [sum(values) / len(values) for values in zip(*(run[n] for run in by_length))]
+                                     for n in by_length[0]}

@@ -8,6 +8,8 @@ Chapter 1 shows both sides:
 - :func:`operation_profile`, :func:`operation_profiles` -- counted: how many matrix products a
   GRU and a self-attention layer run over ``n`` tokens, and the longest chain of them that must
   run one after another (seen at PyTorch's dispatcher);
+- :func:`layer_multiply_adds` -- the arithmetic of both, counted term by term (the cost per layer of
+  Vaswani et al., 2017, Table 1: ``O(n d^2)`` for a recurrent layer, ``O(n^2 d)`` for self-attention);
 - :func:`sequential_vs_parallel_time` -- timed: wall-clock time of both in their fastest PyTorch
   form on the machine at hand.
 
@@ -23,7 +25,6 @@ load. Explained in chapter 1.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ __all__ = [
     "OperationProfile",
     "operation_profile",
     "operation_profiles",
+    "layer_multiply_adds",
     "sequential_vs_parallel_time",
 ]
 
@@ -185,13 +187,46 @@ def operation_profiles(
 
 
 # --------------------------------------------------------------------------------------------
+# Counted: the arithmetic of each layer (Vaswani et al., 2017, Table 1)
+# --------------------------------------------------------------------------------------------
+
+
+def layer_multiply_adds(seq_len: int, embed_dim: int) -> dict[str, int]:
+    """Multiply-adds of the two layers that :func:`sequential_vs_parallel_time` times, for one sequence.
+
+    - GRU (``nn.GRU(d, d)``): three gates, each with an input weight ``(d, d)`` and a hidden weight
+      ``(d, d)``: ``6 n d^2`` (the input half is one product over all tokens, the hidden half ``n``
+      dependent products).
+    - Self-attention as timed there: one projection to ``Q, K, V`` (``3 n d^2``), then ``Q K^T``
+      (``n^2 d``) and the weights times ``V`` (``n^2 d``): ``3 n d^2 + 2 n^2 d``.
+
+    Biases, gates' element-wise work and the softmax (``O(n d)`` and ``O(n^2)``) are left out, as in
+    Vaswani et al. (2017, Table 1), whose self-attention entry ``O(n^2 d)`` also leaves out the
+    projections. The two counts are equal at ``n = 1.5 d``; below it attention does less arithmetic.
+    Explained in chapter 1.
+
+    Args:
+        seq_len: Sequence length n.
+        embed_dim: Model width d.
+
+    Returns:
+        ``{"gru": 6 n d^2, "attention": 3 n d^2 + 2 n^2 d, "attention_projections": 3 n d^2,
+        "attention_scores": 2 n^2 d}``.
+    """
+    n, d = check_positive_int("seq_len", seq_len), check_positive_int("embed_dim", embed_dim)
+    return {"gru": 6 * n * d * d, "attention": 3 * n * d * d + 2 * n * n * d,
+            "attention_projections": 3 * n * d * d, "attention_scores": 2 * n * n * d}
+
+
+# --------------------------------------------------------------------------------------------
 # Timed: a GRU over n steps against one self-attention layer over n tokens
 # --------------------------------------------------------------------------------------------
 
 
 @torch.no_grad()
 def sequential_vs_parallel_time(
-    lengths: Sequence[int], embed_dim: int = 64, *, batch_size: int = 8, repeats: int = 5, threads: int = 1
+    lengths: Sequence[int], embed_dim: int = 64, *, batch_size: int = 8, repeats: int = 5, threads: int = 1,
+    clock: str = "wall", statistic: str = "median",
 ) -> list[dict[str, float | int]]:
     """Wall time of a GRU over n steps against one self-attention layer over n tokens.
 
@@ -200,8 +235,10 @@ def sequential_vs_parallel_time(
     projection (``O(n^2 d)`` work in a few large matrix products that no step has to wait for).
     What parallel hardware can exploit is the number of sequential steps, n against 1; on one
     CPU thread (the default) nothing runs in parallel, so the times compare the total work, and
-    attention's ``n^2`` eventually costs more. Median of ``repeats`` runs after a warm-up run, the two
-    models timed in turn within each repeat.
+    attention's ``n^2`` eventually costs more. Median (or fastest) of ``repeats`` runs after a warm-up run, the two
+    models timed in turn within each repeat, on the wall clock or on the process's CPU clock
+    (:data:`helpers.experiments.score_cost.CLOCKS`: the CPU clock leaves out the time spent waiting for a core on
+    a machine shared with other programs; with several threads the wall clock is read).
     Timings are measurements, not seeded numbers: they vary by machine and load. Explained in
     chapter 1.
 
@@ -211,6 +248,8 @@ def sequential_vs_parallel_time(
         batch_size: Batch size.
         repeats: Timed runs per length.
         threads: Intra-op threads.
+        clock: ``"wall"`` or ``"cpu"``.
+        statistic: ``"median"`` or ``"min"`` (the fastest run, the least disturbed by other programs).
 
     Returns:
         A list with one dict per length, holding ``seq_len``, ``gru_ms``, ``attention_ms``, and the
@@ -219,10 +258,17 @@ def sequential_vs_parallel_time(
     Shape:
         the inputs of both models are ``(batch_size, n, embed_dim)``.
     """
+    from .score_cost import CLOCKS, clock_function  # noqa: PLC0415 (a sibling experiment)
+
     lengths = check_positive_ints("lengths", lengths)
     check_positive_int("repeats", repeats)
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {clock!r}")
+    if statistic not in ("median", "min"):
+        raise ValueError(f"statistic must be 'median' or 'min', got {statistic!r}")
     rows: list[dict[str, float | int]] = []
     with num_threads(threads):
+        now = clock_function(clock)  # the CPU clock on one thread only (with more, it adds up the threads' time)
         set_seed(0)
         gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
         qkv = nn.Linear(embed_dim, 3 * embed_dim)
@@ -239,10 +285,11 @@ def sequential_vs_parallel_time(
                 fn()  # warm-up
             for _ in range(repeats):  # in turn: a busy spell of the machine slows both alike
                 for name, fn in runs.items():
-                    start = time.perf_counter()
+                    start = now()
                     fn()
-                    samples[name].append((time.perf_counter() - start) * 1000)
-            timings = {name: sorted(values)[len(values) // 2] for name, values in samples.items()}
+                    samples[name].append((now() - start) * 1000)
+            timings = {name: sorted(values)[len(values) // 2] if statistic == "median" else min(values)
+                       for name, values in samples.items()}
             rows.append(
                 {"seq_len": seq_len, **timings, "gru_sequential_steps": seq_len, "attention_sequential_steps": 1}
             )

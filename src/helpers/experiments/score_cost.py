@@ -40,7 +40,8 @@ from ..scores import (
 from ..train import num_threads
 
 __all__ = [
-    "score_flops", "flops_table", "loop_dot_scores_python", "loop_dot_scores_pairs", "loop_dot_scores_rows",
+    "CLOCKS", "clock_function", "score_flops", "flops_table", "loop_dot_scores_python", "loop_dot_scores_pairs",
+    "loop_dot_scores_rows",
     "CostTable", "time_score_functions", "ADDITIVE_STEPS", "additive_time_breakdown",
 ]
 
@@ -155,6 +156,7 @@ class CostTable:
         hidden_dim: Hidden size A of additive scoring.
         seconds: Method label -> seconds per call at each size (``nan`` where not measured).
         threads: Number of PyTorch threads used while timing.
+        clock: The clock read (:data:`CLOCKS`): ``"wall"`` or ``"cpu"``.
     """
 
     sizes: list[int]
@@ -162,29 +164,61 @@ class CostTable:
     hidden_dim: int
     seconds: dict[str, list[float]]
     threads: int
+    clock: str = "wall"
 
     def ratio(self, method: str, to: str = "dot (one matmul)") -> list[float]:
         """Time of ``method`` divided by time of ``to``, at each size."""
         return [a / b for a, b in zip(self.seconds[method], self.seconds[to])]
 
 
-def _best_time(fn: Callable[[], object], repeats: int, budget_s: float) -> float:
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+"""The clocks a timing can read: ``"wall"``, the time that passes (``time.perf_counter``), and ``"cpu"``, the
+CPU time of this process, all its threads together (``time.process_time``). On one thread of an idle machine the
+two agree; on a machine shared with other programs the wall clock also counts the time the process waits for a
+core, and the CPU clock does not (a busy machine still slows the process's memory accesses). With several
+PyTorch threads the CPU clock adds up the threads' time, waiting included, which is not a duration:
+:func:`clock_function` then reads the wall clock."""
+
+
+def clock_function(clock: str) -> Callable[[], float]:
+    """The function that reads ``clock`` now: the CPU clock only while PyTorch runs on one thread.
+
+    Args:
+        clock: ``"wall"`` or ``"cpu"`` (:data:`CLOCKS`).
+
+    Returns:
+        A function of no argument that returns seconds.
+
+    Raises:
+        ValueError: ``clock`` is not one of :data:`CLOCKS`.
+    """
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {clock!r}")
+    if clock == "cpu" and torch.get_num_threads() > 1:
+        return CLOCKS["wall"]
+    return CLOCKS[clock]
+
+
+_clock = clock_function
+
+
+def _best_time(fn: Callable[[], object], repeats: int, budget_s: float, clock: str = "wall") -> float:
     """Fastest of ``repeats`` timed calls (after one warm-up), each call repeated until it lasts
-    ~2 ms so that the timer's resolution does not matter; stops early past ``budget_s``."""
-    start = time.perf_counter()
+    ~2 ms so that the timer's resolution does not matter; stops early past ``budget_s`` (on the wall clock)."""
+    now = _clock(clock)
+    begun = time.perf_counter()
+    start = now()
     fn()  # warm-up
-    once = time.perf_counter() - start
+    once = now() - start
     number = max(1, int(2e-3 / max(once, 1e-7)))
     best = math.inf
-    spent = once
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = now()
         for _ in range(number):
             fn()
-        elapsed = time.perf_counter() - t0
+        elapsed = now() - t0
         best = min(best, elapsed / number)
-        spent += elapsed
-        if spent > budget_s:
+        if time.perf_counter() - begun > budget_s:
             break
     return best
 
@@ -200,6 +234,7 @@ def time_score_functions(
     threads: int = 1,
     budget_s: float = 0.5,
     seed: int = 0,
+    clock: str = "wall",
 ) -> CostTable:
     """Measure the time of all-queries-against-all-keys scores at growing ``L = S = n``.
 
@@ -208,7 +243,8 @@ def time_score_functions(
     :func:`loop_dot_scores_pairs`, :func:`loop_dot_scores_python`), and the other score functions
     of :mod:`helpers.attention` (cosine, negative squared Euclidean, general, additive). Each time
     is the fastest of ``repeats`` runs (the least disturbed by other processes), on ``threads``
-    PyTorch threads; the slow loops are only run up to ``python_max`` / ``pairs_max``.
+    PyTorch threads, read on ``clock`` (:data:`CLOCKS`; ``"cpu"`` leaves out the time spent waiting for a core
+    on a shared machine); the slow loops are only run up to ``python_max`` / ``pairs_max``.
 
     Args:
         sizes: The values of ``n``.
@@ -220,10 +256,12 @@ def time_score_functions(
         threads: PyTorch intra-op threads while timing (restored afterwards).
         budget_s: Stop repeating one measurement after this many seconds.
         seed: Seed of the random inputs.
+        clock: ``"wall"`` or ``"cpu"`` (:data:`CLOCKS`).
 
     Returns:
         The measured :class:`CostTable`.
     """
+    _clock(clock)
     gen = seeding.generator(seed)
     weight = torch.randn(dim, dim, generator=gen) / math.sqrt(dim)  # (E, E)
     w_q = torch.randn(hidden_dim, dim, generator=gen) / math.sqrt(dim)  # (A, E)
@@ -249,8 +287,8 @@ def time_score_functions(
                 if n > limit:
                     seconds[method].append(float("nan"))
                     continue
-                seconds[method].append(_best_time(lambda: fn(query, key), repeats, budget_s))
-    return CostTable(list(sizes), dim, hidden_dim, seconds, threads)
+                seconds[method].append(_best_time(lambda: fn(query, key), repeats, budget_s, clock))
+    return CostTable(list(sizes), dim, hidden_dim, seconds, threads, clock)
 
 
 
@@ -262,7 +300,7 @@ tensor, and its product with ``v`` down to ``(L, S)``."""
 
 def additive_time_breakdown(
     n: int = 512, *, dim: int = 64, hidden_dim: int = 64, repeats: int = 5, threads: int = 1,
-    budget_s: float = 1.0, seed: int = 0,
+    budget_s: float = 1.0, seed: int = 0, clock: str = "wall",
 ) -> dict[str, float]:
     """Time each step of additive scoring separately, with ``L = S = n`` (chapter 2, "What does each score cost?").
 
@@ -281,6 +319,7 @@ def additive_time_breakdown(
         threads: PyTorch intra-op threads while timing (restored afterwards).
         budget_s: Stop repeating one step after this many seconds in all.
         seed: Seed of the random inputs.
+        clock: ``"wall"`` or ``"cpu"`` (:data:`CLOCKS`).
 
     Returns:
         Step -> seconds per call, for the steps of :data:`ADDITIVE_STEPS`, ``"whole"``,
@@ -288,6 +327,7 @@ def additive_time_breakdown(
     """
     for name, value in (("n", n), ("dim", dim), ("hidden_dim", hidden_dim), ("repeats", repeats)):
         check_positive_int(name, value)
+    _clock(clock)
     gen = seeding.generator(seed)
     query = torch.randn(n, dim, generator=gen)  # (L, E)
     key = torch.randn(n, dim, generator=gen)  # (S, E)
@@ -310,5 +350,5 @@ def additive_time_breakdown(
         best = {name: math.inf for name in steps}
         for _ in range(repeats):  # the steps take turns within each repeat
             for name, fn in steps.items():
-                best[name] = min(best[name], _best_time(fn, 1, budget_s / repeats))
+                best[name] = min(best[name], _best_time(fn, 1, budget_s / repeats, clock))
     return best

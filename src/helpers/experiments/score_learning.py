@@ -29,8 +29,8 @@ from torch import nn
 from ..train import set_seed
 from .recall import RecallAttention, RecallConfig, RecallRun, train_recall
 
-__all__ = ["LEARNING_SCORES", "EXTRA_SCORES", "MATCHED_SCORES", "SCORE_RECALL", "LARGE_DK_RUNS", "score_config",
-           "initial_statistics", "matched_scale", "cosine_weight_bound", "compare_score_functions",
+__all__ = ["LEARNING_SCORES", "EXTRA_SCORES", "FAST_SCALE_LR_FACTOR", "MATCHED_SCORES", "SCORE_RECALL", "LARGE_DK_RUNS",
+           "score_config", "initial_statistics", "matched_scale", "cosine_weight_bound", "compare_score_functions",
            "compare_at_large_dk", "max_weight_on_one_slot", "learning_summary"]
 
 LEARNING_SCORES: tuple[str, ...] = ("dot", "cosine", "neg_euclidean", "general", "additive")
@@ -39,6 +39,11 @@ LEARNING_SCORES: tuple[str, ...] = ("dot", "cosine", "neg_euclidean", "general",
 EXTRA_SCORES: tuple[str, ...] = ("cosine_learned_scale",)
 """Further runs, the cosine times a learned scale ``exp(s)`` (``s`` starts at 0), the temperature
 that bounded cosine scores need to become sharp."""
+
+FAST_SCALE_LR_FACTOR: float = 10.0
+"""The learning-rate factor of the learned scale's fast run, ``"cosine_learned_scale_fast"`` of :func:`score_config`:
+its scale ``exp(s)`` learns at ``FAST_SCALE_LR_FACTOR`` times the others' learning rate. With Adam a step moves ``s``
+by about the learning rate whatever its gradient, so at the common rate the scale can only climb so fast."""
 
 MATCHED_SCORES: tuple[str, ...] = ("dot", "neg_euclidean", "general", "additive")
 """The score functions whose fixed factor ``match_spread=True`` sets (:func:`matched_scale`); the
@@ -61,11 +66,15 @@ LARGE_DK_RUNS: dict[str, dict[str, object]] = {
 
 
 def score_config(name: str, config: RecallConfig = SCORE_RECALL) -> RecallConfig:
-    """``config`` with the score function ``name`` (one of :data:`LEARNING_SCORES` or :data:`EXTRA_SCORES`)."""
+    """``config`` with the score function ``name`` (one of :data:`LEARNING_SCORES` or :data:`EXTRA_SCORES`, or
+    ``"cosine_learned_scale_fast"``: the learned scale at :data:`FAST_SCALE_LR_FACTOR` times the learning rate)."""
     if name == "cosine_learned_scale":
         return replace(config, score="cosine", scale=None, learned_scale=True)
+    if name == "cosine_learned_scale_fast":
+        return replace(config, score="cosine", scale=None, learned_scale=True, scale_lr_factor=FAST_SCALE_LR_FACTOR)
     if name not in LEARNING_SCORES:
-        raise ValueError(f"name must be one of {LEARNING_SCORES + EXTRA_SCORES}, got {name!r}")
+        raise ValueError(f"name must be one of {LEARNING_SCORES + EXTRA_SCORES + ('cosine_learned_scale_fast',)}, "
+                         f"got {name!r}")
     return replace(config, score=name)
 
 
@@ -148,6 +157,7 @@ def compare_score_functions(
     *,
     config: RecallConfig = SCORE_RECALL,
     match_spread: bool = False,
+    lr_over_scale: bool = False,
     models: dict[str, list[nn.Module]] | None = None,
     **overrides: object,
 ) -> dict[str, list[RecallRun]]:
@@ -160,6 +170,11 @@ def compare_score_functions(
         match_spread: Give every score function of :data:`MATCHED_SCORES` the starting
             temperature of the scaled dot product (:func:`matched_scale`); the factor used is
             each run's ``config.scale``.
+        lr_over_scale: Divide each run's learning rate by its fixed factor on the scores
+            (:attr:`~helpers.experiments.recall.RecallConfig.initial_scale`). With Adam a step moves each weight
+            by about the learning rate, and a factor ``f`` on the scores makes that step move them ``f`` times as
+            far; at ``lr / f`` they move per step as far as the score function's without its factor, from the
+            start the factor gives (chapter 2's control of the matched runs).
         models: When given, filled with the trained models: score function -> one per seed.
         **overrides: Fields of ``config`` to change (``steps=100``, ``num_pairs=8``...).
 
@@ -172,6 +187,10 @@ def compare_score_functions(
         run_config = score_config(name, config)
         if match_spread and name in MATCHED_SCORES:
             run_config = replace(run_config, scale=matched_scale(name, config, seeds))
+        if lr_over_scale:
+            if run_config.learned_scale:
+                raise ValueError(f"lr_over_scale needs a fixed factor on the scores; {name!r} learns its scale")
+            run_config = replace(run_config, lr=run_config.lr / run_config.initial_scale)
         runs[name] = []
         for seed in seeds:
             kept: list[nn.Module] = []
