@@ -18,6 +18,7 @@ def test_gradient_sweep_matches_a_manual_backward_pass():
     x = nn.functional.layer_norm(torch.randn(2, 5, 8, generator=gen), (8,))
     target = torch.randn(2, 5, 8, generator=gen)
     q, k, v = layer.q_proj(x), layer.k_proj(x), layer.v_proj(x)
+    q.retain_grad()
     weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)  # unscaled
     loss = nn.functional.mse_loss(layer.o_proj(weights @ v), target)
     loss.backward()
@@ -25,6 +26,10 @@ def test_gradient_sweep_matches_a_manual_backward_pass():
     assert sweep.k_proj[0] == pytest.approx(layer.k_proj.weight.grad.norm().item(), rel=1e-4)
     assert sweep.v_proj[0] == pytest.approx(layer.v_proj.weight.grad.norm().item(), rel=1e-4)
     assert sweep.max_weight[0] == pytest.approx(weights.amax(-1).mean().item(), rel=1e-5)
+    # the row's gradient as the scores use the query: q' = sqrt(d_k) q, scores q' . k / sqrt(d_k)
+    unsaturated = weights.detach().amax(-1) <= 0.99
+    expected = (q.grad.norm(dim=-1) / math.sqrt(8))[unsaturated].mean().item()
+    assert sweep.unsaturated_row_gradient[0] == pytest.approx(expected, rel=1e-4)
 
 
 def test_unscaled_layer_saturates_with_d_k_while_scaled_stays_soft():

@@ -140,3 +140,40 @@ def test_record_score_std_every_measures_the_spread_at_init_and_every_k_steps():
     run = recall.train_recall(RecallConfig(embed_dim=16, steps=9), record_score_std_every=4)
     assert run.score_std_steps == [0, 4, 8] and all(s > 0 for s in run.score_std)
     assert recall.train_recall(RecallConfig(embed_dim=16, steps=3)).score_std == []
+
+
+def test_qk_dim_sets_the_size_of_queries_and_keys_and_keeps_the_width():
+    config = RecallConfig(embed_dim=16, qk_dim=4, steps=2)
+    model = RecallAttention.from_config(config)
+    assert config.head_dim == 4 and config.initial_scale == pytest.approx(1 / 2)
+    assert model.q_proj.weight.shape == model.k_proj.weight.shape == (4, 16)
+    assert model.v_proj.weight.shape == (16, 16)
+    tokens, _ = config.make_batch(0)
+    logits, weights = model(tokens)
+    assert logits.shape == (64, 16) and weights.shape == (64, 1, 1, 8)
+    # qk_dim equal to the width is the model without it, weight for weight
+    torch.manual_seed(3)
+    plain = RecallAttention(16, 16, 16)
+    torch.manual_seed(3)
+    same = RecallAttention(16, 16, 16, qk_dim=16)
+    assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), same.parameters()))
+    with pytest.raises(ValueError, match="qk_dim"):
+        RecallConfig(qk_dim=0)
+
+
+def test_qk_lr_factor_moves_w_q_and_w_k_that_many_times_further_and_nothing_else():
+    base = RecallConfig(embed_dim=16, steps=1)
+    torch.manual_seed(0)
+    start = RecallAttention.from_config(base).state_dict()
+    moved = {}
+    for factor in (1.0, 5.0):
+        seen = {}
+        recall.train_recall(RecallConfig(**{**base.__dict__, "qk_lr_factor": factor}),
+                            callback=lambda step, model, history: seen.update(
+                                {k: v.detach().clone() for k, v in model.state_dict().items()}))
+        moved[factor] = {k: seen[k] - start[k] for k in start}
+    for name in ("q_proj.weight", "k_proj.weight"):  # the first step: exactly five times as far
+        torch.testing.assert_close(moved[5.0][name], 5 * moved[1.0][name], rtol=1e-4, atol=1e-7)
+    torch.testing.assert_close(moved[5.0]["v_proj.weight"], moved[1.0]["v_proj.weight"])
+    with pytest.raises(ValueError, match="qk_lr_factor"):
+        RecallConfig(qk_lr_factor=-1.0)

@@ -74,3 +74,9 @@ def test_jacobian_norm_agrees_with_autograd_and_vanishes_for_large_logits():
     assert out["frobenius"][1] < 0.05 * out["frobenius"][0]
 
 
+
+
+def test_jacobian_norm_sweep_reports_the_median_row_too():
+    out = saturation.jacobian_norm_sweep([0.0, 32.0], num_keys=16, num_rows=500)
+    assert out["median_frobenius"][0] == pytest.approx(math.sqrt(15) / 16, rel=1e-5)
+    assert out["median_frobenius"][1] < 0.1 * out["frobenius"][1]  # the mean is held up by near-tie rows

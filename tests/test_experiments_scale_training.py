@@ -82,3 +82,38 @@ def test_learned_temperature_moves_and_records_its_trajectory():
     # ten times the temperature's learning rate: AdamW moves it about ten times as far
     assert abs(math.log(fast.scale_trajectory[-1])) > 3 * abs(math.log(from_one.scale_trajectory[-1]))
     assert from_prior.scale_trajectory[0] == pytest.approx(1 / 8, rel=0.05)
+
+
+def test_fixed_width_sweep_changes_only_the_size_of_queries_and_keys():
+    runs = scale_training.dk_training_sweep((4, 16), steps=2, seeds=(0,), width=16)
+    assert [(r.d_k, r.config.embed_dim) for r in runs] == [(4, 16)] * 2 + [(16, 16)] * 2
+    assert runs[0].config.qk_dim == 4 and runs[2].config.qk_dim is None  # d_k = width: the plain model
+    assert recall_config(16, width=16) == recall_config(16)
+
+
+def test_initial_scores_are_the_rows_the_untrained_run_starts_from():
+    config = recall_config(16, scale=1.0, steps=1)
+    scores = scale_training.initial_scores(config, seeds=(0, 1))
+    assert scores.shape == (2 * config.batch_size, config.num_pairs)
+    run = scale_training.train_seeds(config, (1,), label="x")[0]
+    # the run's spread at initialisation is measured on the same batch and model
+    assert scores[config.batch_size:].std(dim=-1).mean().item() == pytest.approx(run.score_std[0], rel=1e-5)
+
+
+def test_step_size_control_swaps_the_start_and_the_step():
+    sweep = scale_training.step_size_control((1e-3,), d_k=16, steps=2, seeds=(0,))
+    fast, slow = (sweep.runs[label][0][0] for label in scale_training.STEP_CONTROL_LABELS)
+    assert (fast.config.scale, fast.config.qk_lr_factor) == (None, pytest.approx(4.0))
+    assert (slow.config.scale, slow.config.qk_lr_factor) == (1.0, pytest.approx(0.25))
+    only = scale_training.step_size_control((1e-3,), d_k=16, steps=2, seeds=(0,),
+                                            labels=scale_training.STEP_CONTROL_LABELS[:1])
+    assert list(only.runs) == list(scale_training.STEP_CONTROL_LABELS[:1])
+    with pytest.raises(ValueError, match="labels"):
+        scale_training.step_size_control((1e-3,), labels=("other",))
+
+
+def test_learned_temperature_can_start_fast_at_the_prior():
+    runs = temperature.learned_temperature_runs(16, steps=3, seeds=(0,), fast_from_prior=True)
+    labels = temperature.temperature_labels(30.0, fast_from_prior=True)
+    assert [r.label for r in runs] == list(labels) and len(labels) == 4
+    assert runs[3].config.scale == pytest.approx(0.25) and runs[3].config.scale_lr_factor == 30.0

@@ -48,6 +48,10 @@ class GradientSweep:
             whose largest weight is at most 0.99: query ``i``'s row contributes ``g_i x_i^T`` to
             the gradient of ``W_Q`` (``g_i`` the gradient of its query vector), and the share is
             ``sum over those rows of |g_i x_i^T|`` over the same sum for all rows.
+        unsaturated_row_gradient: Mean over the rows that are not saturated of ``|g'_i|``, the gradient of
+            the query as the scores use it (the scores are ``q'_i . k_j / sqrt(d_k)``, with ``q'_i = q_i`` in
+            the scaled layer and ``sqrt(d_k) q_i`` in the unscaled one): what the row's softmax lets through,
+            without the factor ``sqrt(d_k)`` by which the unscaled scores are more sensitive to ``W_Q``.
     """
 
     d_k: list[int]
@@ -61,6 +65,7 @@ class GradientSweep:
     saturated_fraction: list[float] = field(default_factory=list)
     median_jacobian_norm: list[float] = field(default_factory=list)
     unsaturated_gradient_share: list[float] = field(default_factory=list)
+    unsaturated_row_gradient: list[float] = field(default_factory=list)
 
 
 def qk_gradient_sweep(
@@ -100,7 +105,7 @@ def qk_gradient_sweep(
     for d_k in d_ks:
         sums = dict.fromkeys(
             ("q_proj", "k_proj", "v_proj", "o_proj", "logit_std", "max_weight", "saturated_fraction",
-             "median_jacobian_norm", "unsaturated_gradient_share"),
+             "median_jacobian_norm", "unsaturated_gradient_share", "unsaturated_row_gradient"),
             0.0,
         )
         for offset in range(num_seeds):
@@ -111,7 +116,7 @@ def qk_gradient_sweep(
             gen = seeding.generator(10_000 + seed + offset)
             x = nn.functional.layer_norm(torch.randn(batch_size, seq_len, d_k, generator=gen), (d_k,))  # (B, L, D)
             target = torch.randn(batch_size, seq_len, d_k, generator=gen)  # (B, L, D)
-            queries = []  # the query vectors, to read their gradient g_i
+            queries = []  # the query vectors as the scores use them (after the LogitScale), to read their gradient
             hook = layer.q_proj.register_forward_hook(lambda module, args, output: queries.append(output))
             with GradientNormTracker(layer) as tracker:
                 out, weights = layer(x, need_weights=True)  # (B, L, D), (B, 1, L, L)
@@ -121,6 +126,7 @@ def qk_gradient_sweep(
             row_share = queries[0].grad.norm(dim=-1) * x.norm(dim=-1)  # (B, L): |g_i x_i^T| = |g_i| |x_i|
             unsaturated = weights.detach().amax(-1).squeeze(1) <= 0.99  # (B, L)
             sums["unsaturated_gradient_share"] += (row_share[unsaturated].sum() / row_share.sum()).item()
+            sums["unsaturated_row_gradient"] += queries[0].grad.norm(dim=-1)[unsaturated].mean().item()
             norms = tracker.latest()
             for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
                 sums[name] += sum(v for k, v in norms.items() if k.startswith(name + "."))

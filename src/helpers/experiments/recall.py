@@ -87,6 +87,8 @@ class RecallConfig:
     # Optional (chapter 3; the defaults change nothing)
     stop_after_target: int | None = None  # end training this many steps after steps_to_target (None: all steps)
     scale_lr_factor: float = 1.0  # learned_scale only: the temperature's learning rate is scale_lr_factor * lr
+    qk_dim: int | None = None  # size E of the queries and keys of a head (None: embed_dim / num_heads)
+    qk_lr_factor: float = 1.0  # the learning rate of q_proj and k_proj is qk_lr_factor * lr
 
     def __post_init__(self) -> None:
         for name in ("num_pairs", "num_keys", "num_values", "embed_dim", "num_heads", "hidden_dim", "steps",
@@ -99,15 +101,19 @@ class RecallConfig:
             raise ValueError(f"score must be one of {SCORE_FUNCTIONS}, got {self.score!r}")
         if self.embed_dim % self.num_heads:
             raise ValueError(f"num_heads={self.num_heads} must divide embed_dim={self.embed_dim}")
+        if self.qk_dim is not None:
+            check_positive_int("qk_dim", self.qk_dim)
         if self.stop_after_target is not None:
             check_int("stop_after_target", self.stop_after_target, 0)
-        if not (self.scale_lr_factor > 0 and math.isfinite(self.scale_lr_factor)):
-            raise ValueError(f"scale_lr_factor must be a finite number > 0, got {self.scale_lr_factor!r}")
+        for name in ("scale_lr_factor", "qk_lr_factor"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
     @property
     def head_dim(self) -> int:
-        """The size E (``d_k``) of each head's queries and keys."""
-        return self.embed_dim // self.num_heads
+        """The size E (``d_k``) of each head's queries and keys: ``qk_dim``, or ``embed_dim / num_heads``."""
+        return self.embed_dim // self.num_heads if self.qk_dim is None else self.qk_dim
 
     @property
     def initial_scale(self) -> float:
@@ -169,6 +175,8 @@ class RecallAttention(nn.Module):
         learned_scale: Make ``log(scale)`` a trainable parameter.
         hidden_dim: Hidden size A of additive scoring.
         slots: ``"pairs"`` or ``"tokens"`` (see above).
+        qk_dim: Size E of each head's queries and keys (``None``: ``embed_dim / num_heads``); the values
+            keep ``embed_dim / num_heads``. Chapter 3 changes ``d_k`` at a fixed model width with it.
 
     Shape:
         tokens ``(B, 2P + 1)`` -> logits ``(B, num_values)``, weights ``(B, H, 1, S)``.
@@ -186,21 +194,23 @@ class RecallAttention(nn.Module):
         learned_scale: bool = False,
         hidden_dim: int = 16,
         slots: str = "pairs",
+        qk_dim: int | None = None,
     ) -> None:
         super().__init__()
         config = RecallConfig(num_keys=num_keys, num_values=num_values, embed_dim=embed_dim, num_heads=num_heads,
                               score=score, scale=scale, learned_scale=learned_scale, hidden_dim=hidden_dim,
-                              slots=slots)  # checks every argument
+                              slots=slots, qk_dim=qk_dim)  # checks every argument
         initial = config.initial_scale
         if not (initial > 0 and math.isfinite(initial)):
             raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
         self.score = score
         self.num_heads = num_heads
         self.head_dim = config.head_dim
+        self.value_dim = embed_dim // num_heads
         self.slot_stride = 2 if slots == "pairs" else 1
         self.embed = nn.Embedding(num_keys + num_values, embed_dim)
-        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=False)
-        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.q_proj = nn.Linear(embed_dim, num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(embed_dim, num_heads * self.head_dim, bias=False)
         self.v_proj = nn.Linear(embed_dim, embed_dim, bias=False)
         self.o_proj = nn.Linear(embed_dim, embed_dim, bias=False)
         self.readout = nn.Linear(embed_dim, num_values)
@@ -222,7 +232,7 @@ class RecallAttention(nn.Module):
         """The model that :func:`train_recall` trains for ``config``."""
         return cls(config.num_keys, config.num_values, config.embed_dim, config.num_heads, score=config.score,
                    scale=config.scale, learned_scale=config.learned_scale, hidden_dim=config.hidden_dim,
-                   slots=config.slots)
+                   slots=config.slots, qk_dim=config.qk_dim)
 
     @property
     def scale(self) -> float:
@@ -261,11 +271,11 @@ class RecallAttention(nn.Module):
         value = x[:, 1::self.slot_stride]  # (B, S, D): ... and returns the token after it
         q = self.q_proj(query).view(B, 1, H, E).transpose(1, 2)  # (B, H, 1, E)
         k = self.k_proj(key).view(B, -1, H, E).transpose(1, 2)  # (B, H, S, E)
-        v = self.v_proj(value).view(B, -1, H, E).transpose(1, 2)  # (B, H, S, E)
+        v = self.v_proj(value).view(B, -1, H, self.value_dim).transpose(1, 2)  # (B, H, S, D / H)
         scores = self.scores(q, k) * self.log_scale.exp()  # (B, H, 1, S)
         weights = masked_softmax(scores)  # (B, H, 1, S), float32
-        out = weights @ v  # (B, H, 1, S) x (B, H, S, E) -> (B, H, 1, E)
-        out = out.transpose(1, 2).reshape(B, H * E)  # (B, D): heads concatenated
+        out = weights @ v  # (B, H, 1, S) x (B, H, S, D / H) -> (B, H, 1, D / H)
+        out = out.transpose(1, 2).reshape(B, -1)  # (B, D): heads concatenated
         return self.readout(self.o_proj(out)), weights  # (B, V), (B, H, 1, S)
 
 
@@ -411,7 +421,8 @@ def train_recall(
     batch accuracy first reaches ``config.target`` (so the last ``n`` steps show whether it stays
     there). With ``config.learned_scale`` and ``config.scale_lr_factor = c``, each step's change
     of ``log(scale)`` is multiplied by ``c``: for AdamW without weight decay that is exactly a
-    learning rate ``c * lr`` for the temperature. Explained in chapters 2 and 3.
+    learning rate ``c * lr`` for the temperature. ``config.qk_lr_factor = c`` does the same for the weights
+    of ``q_proj`` and ``k_proj``: a learning rate ``c * lr`` for them alone. Explained in chapters 2 and 3.
 
     Args:
         config: Task, model, training and measurement settings.
@@ -434,6 +445,8 @@ def train_recall(
     std_values: list[float] = []
     probe = config.make_batch(0, seed)[0] if record_score_std_every else None
     previous_log_scale = model.log_scale.detach().clone()
+    qk_weights = (model.q_proj.weight, model.k_proj.weight)
+    previous_qk = [w.detach().clone() for w in qk_weights]
     reached: list[int] = []  # the step at which the moving-average accuracy reached the target
 
     def record_score_std(done: int) -> None:
@@ -450,6 +463,11 @@ def train_recall(
             with torch.no_grad():  # AdamW moved log_scale by about lr; move it scale_lr_factor times as far
                 model.log_scale.add_((config.scale_lr_factor - 1.0) * (model.log_scale - previous_log_scale))
                 previous_log_scale = model.log_scale.detach().clone()
+        if config.qk_lr_factor != 1.0:
+            with torch.no_grad():  # AdamW moved W_Q and W_K by about lr; move them qk_lr_factor times as far
+                for weight, previous in zip(qk_weights, previous_qk):
+                    weight.add_((config.qk_lr_factor - 1.0) * (weight - previous))
+                    previous.copy_(weight)
         if config.learned_scale:
             trajectory.append(model.scale)
         if record_score_std_every and (step + 1) % record_score_std_every == 0:

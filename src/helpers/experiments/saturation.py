@@ -158,15 +158,20 @@ def jacobian_norm_sweep(
         seed: Seed of the sampler (the same ``z`` for every ``sigma``).
 
     Returns:
-        ``{"logit_std", "frobenius", "spectral", "max_weight"}``, one list entry per ``sigma``.
+        ``{"logit_std", "frobenius", "median_frobenius", "spectral", "max_weight"}``, one list entry per
+        ``sigma``: the mean over rows, except ``median_frobenius``, the median row's Frobenius norm (at a large
+        spread the mean is held up by the few rows near a tie, while the typical row passes almost nothing).
     """
     gen = seeding.generator(seed)
     base = torch.randn(num_rows, num_keys, generator=gen)  # (N, S)
-    out: dict[str, list[float]] = {"logit_std": [], "frobenius": [], "spectral": [], "max_weight": []}
+    out: dict[str, list[float]] = {"logit_std": [], "frobenius": [], "median_frobenius": [], "spectral": [],
+                                   "max_weight": []}
     for sigma in logit_stds:
         logits = base * float(sigma)  # (N, S)
         out["logit_std"].append(float(sigma))
-        out["frobenius"].append(softmax_jacobian_norm(logits).mean().item())
+        frobenius = softmax_jacobian_norm(logits)  # (N,)
+        out["frobenius"].append(frobenius.mean().item())
+        out["median_frobenius"].append(frobenius.median().item())
         out["spectral"].append(softmax_jacobian_norm(logits, ord="spectral").mean().item())
         out["max_weight"].append(torch.softmax(logits, dim=-1).amax(-1).mean().item())
     return out

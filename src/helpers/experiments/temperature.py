@@ -17,9 +17,11 @@ from .scale_training import SCALE_RECALL, SEEDS, STOP_AFTER_TARGET, recall_confi
 __all__ = ["learned_temperature_runs", "temperature_labels"]
 
 
-def temperature_labels(fast_factor: float) -> tuple[str, str, str]:
-    """The labels of :func:`learned_temperature_runs`' three starts, in order."""
-    return ("learned, from 1", f"learned, from 1, temperature lr ×{fast_factor:g}", "learned, from 1/√d_k")
+def temperature_labels(fast_factor: float, *, fast_from_prior: bool = False) -> tuple[str, ...]:
+    """The labels of :func:`learned_temperature_runs`' settings, in order (three, or four with
+    ``fast_from_prior``)."""
+    labels = ("learned, from 1", f"learned, from 1, temperature lr ×{fast_factor:g}", "learned, from 1/√d_k")
+    return labels + ((f"learned, from 1/√d_k, temperature lr ×{fast_factor:g}",) if fast_from_prior else ())
 
 
 def learned_temperature_runs(
@@ -32,6 +34,7 @@ def learned_temperature_runs(
     seeds: Sequence[int] = SEEDS,
     stop_after_target: int | None = STOP_AFTER_TARGET,
     fast_factor: float = 30.0,
+    fast_from_prior: bool = False,
 ) -> list[RecallRun]:
     """Replace the fixed ``1/sqrt(d_k)`` by a learned factor on ``q . k`` (a learned temperature).
 
@@ -41,7 +44,8 @@ def learned_temperature_runs(
     temperature alone; and from ``1/sqrt(d_k)`` (the prior, free to move away from it). AdamW
     moves a parameter by about its learning rate per step whatever its gradient, so the first
     setting cannot travel the ``log sqrt(d_k)`` from 1 to the prior in a few hundred steps at
-    ``lr = 1e-3``; the second can. Compare with
+    ``lr = 1e-3``; the second can. With ``fast_from_prior`` a fourth setting starts at the prior with the
+    fast learning rate: free to move, does the temperature stay at the prior? Compare with
     :func:`~helpers.experiments.scale_training.dk_training_sweep`'s fixed runs at the same
     ``d_k``, learning rate and seeds. Explained in chapter 3.
 
@@ -53,14 +57,17 @@ def learned_temperature_runs(
         config: Task and batch settings.
         seeds: Seeds of the initialisation and batches.
         stop_after_target: End a run this many steps after it reaches ``target`` (``None``: never).
-        fast_factor: The temperature's learning rate over ``lr`` in the second setting.
+        fast_factor: The temperature's learning rate over ``lr`` in the fast settings.
+        fast_from_prior: Add the fourth setting (from the prior, fast).
 
     Returns:
-        ``3 * len(seeds)`` runs, setting by setting (labels :func:`temperature_labels`), with their
-        :attr:`~helpers.experiments.recall.RecallRun.scale_trajectory`.
+        ``3 * len(seeds)`` runs (``4 * len(seeds)`` with ``fast_from_prior``), setting by setting (labels
+        :func:`temperature_labels`), with their :attr:`~helpers.experiments.recall.RecallRun.scale_trajectory`.
     """
-    from_one, fast, from_prior = temperature_labels(fast_factor)
-    starts = ((from_one, 1.0, 1.0), (fast, 1.0, fast_factor), (from_prior, 1 / math.sqrt(d_k), 1.0))
+    labels = temperature_labels(fast_factor, fast_from_prior=fast_from_prior)
+    starts = [(labels[0], 1.0, 1.0), (labels[1], 1.0, fast_factor), (labels[2], 1 / math.sqrt(d_k), 1.0)]
+    if fast_from_prior:
+        starts.append((labels[3], 1 / math.sqrt(d_k), fast_factor))
     return [
         run
         for label, scale, factor in starts

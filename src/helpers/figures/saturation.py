@@ -54,15 +54,17 @@ def saturation_figure(unscaled: SaturationSweep, scaled: SaturationSweep) -> go.
 def jacobian_figure(sweep: dict[str, list[float]]) -> go.Figure:
     """Norms of the softmax Jacobian against the standard deviation of the logits
     (see :func:`~helpers.experiments.saturation.jacobian_norm_sweep`)."""
+    curves = {"‖J‖ (Frobenius), mean": significant(sweep["frobenius"])}
+    if "median_frobenius" in sweep:
+        curves["‖J‖ (Frobenius), median row"] = significant(sweep["median_frobenius"])
+    curves["‖J‖ (spectral), mean"] = significant(sweep["spectral"])
+    curves["top weight, mean"] = significant(sweep["max_weight"])
     fig = viz.line_plot(
-        sweep["logit_std"],
-        {
-            "‖J‖ (Frobenius)": significant(sweep["frobenius"]),
-            "‖J‖ (spectral)": significant(sweep["spectral"]),
-            "top weight": significant(sweep["max_weight"]),
-        },
-        x_title="std of the logits (1 = scaled, √d_k = unscaled)", y_title="mean over rows",
+        sweep["logit_std"], curves,
+        x_title="std of the logits (1 = scaled, √d_k = unscaled)", y_title="over rows",
         log_x=True, title="Softmax Jacobian J = diag(p) − ppᵀ against the logits' spread",
     )
+    if "median_frobenius" in sweep:
+        dashed(fig, "‖J‖ (Frobenius), median row")
     return legend_below(fig)
 

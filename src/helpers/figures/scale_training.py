@@ -12,8 +12,8 @@ from ..experiments.scale_training import LearningRateSweep, seed_summary, steps_
 from ..viz.style import NEUTRAL, PALETTE, base_layout
 from .style import legend_below, significant
 
-__all__ = ["seed_dots", "training_figure", "training_table", "learning_rate_figure", "steps_figure",
-           "score_std_figure"]
+__all__ = ["seed_dots", "training_figure", "training_table", "learning_rate_figure", "learning_rate_steps_figure",
+           "steps_figure", "score_std_figure"]
 
 _COLORS = PALETTE[:6]
 
@@ -56,6 +56,8 @@ def seed_dots(
                 was_missed = bool(missed and missed[name][c][i])
                 symbols.append("x" if was_missed else "circle")
                 text.append(f"seed {i}" + (f": {missed_name}" if was_missed else ""))
+        if not xs:
+            continue
         fig.add_trace(go.Scatter(x=xs, y=significant(ys, 4), mode="markers", name=f"{name} (one dot per seed)",
                                  marker=dict(color=color, size=8, symbol=symbols, line=dict(width=1, color="white")),
                                  text=text, hovertemplate="%{text}: %{y}<extra>" + name + "</extra>",
@@ -76,7 +78,7 @@ def _by(runs: Sequence[RecallRun], key: object, label: str) -> list[RecallRun]:
     return [run for run in runs if run.d_k == key and run.label == label]
 
 
-def training_figure(runs: Sequence[RecallRun]) -> go.Figure:
+def training_figure(runs: Sequence[RecallRun], *, title: str | None = None) -> go.Figure:
     """Steps to the target accuracy against ``d_k``, with and without the scale, one dot per seed."""
     sizes = sorted({run.d_k for run in runs})
     labels = list(dict.fromkeys(run.label for run in runs))
@@ -86,21 +88,25 @@ def training_figure(runs: Sequence[RecallRun]) -> go.Figure:
         {label: [[steps_or_cap(r) for r in _by(runs, d, label)] for d in sizes] for label in labels},
         missed={label: [[r.steps_to_target is None for r in _by(runs, d, label)] for d in sizes] for label in labels},
         y_title=f"steps to {target:.0%} accuracy (budget {budget})",
-        title=f"Associative recall, one head, AdamW at lr {runs[0].lr:g}: steps to {target:.0%}",
+        title=title or f"Associative recall, one head, Adam at lr {runs[0].lr:g}: steps to {target:.0%}",
     )
 
 
-def training_table(runs: Sequence[RecallRun]) -> str:
-    """A Markdown table: steps to the target per seed, and the final accuracy over seeds, per ``d_k`` and scale."""
+def training_table(runs: Sequence[RecallRun], *, final_accuracy: bool = True) -> str:
+    """A Markdown table per ``d_k`` and scale: steps to the target per seed, and either the final accuracy over
+    seeds (``final_accuracy``) or the mean steps (a run that never reached the target counted as the budget)."""
     target = runs[0].target
-    rows = [f"| d_k | scale | steps to {target:.0%}, per seed | final accuracy, mean (min–max) |",
-            "|---:|---|---|---:|"]
+    last = "final accuracy, mean (min–max)" if final_accuracy else "mean steps (never = the budget)"
+    rows = [f"| d_k | scale | steps to {target:.0%}, per seed | {last} |", "|---:|---|---|---:|"]
     for d_k in sorted({run.d_k for run in runs}):
         for label in dict.fromkeys(run.label for run in runs):
             group = _by(runs, d_k, label)
             steps = ", ".join("never" if r.steps_to_target is None else str(r.steps_to_target) for r in group)
-            mean, low, high = seed_summary([r.final_accuracy for r in group])
-            rows.append(f"| {d_k} | {label} | {steps} | {mean:.1%} ({low:.1%}–{high:.1%}) |")
+            if final_accuracy:
+                mean, low, high = seed_summary([r.final_accuracy for r in group])
+                rows.append(f"| {d_k} | {label} | {steps} | {mean:.1%} ({low:.1%}–{high:.1%}) |")
+            else:
+                rows.append(f"| {d_k} | {label} | {steps} | {seed_summary([steps_or_cap(r) for r in group])[0]:.0f} |")
     return "\n".join(rows)
 
 
@@ -110,11 +116,35 @@ def learning_rate_figure(sweep: LearningRateSweep) -> go.Figure:
         [f"{lr:.0e}" for lr in sweep.lrs],
         {label: sweep.final_accuracy_by_seed(label) for label in ("scaled", "no scale")},
         y_title="final accuracy (mean of the last 50 steps)",
-        title=f"Which AdamW learning rates work at d_k = {sweep.d_k}",
+        title=f"Which Adam learning rates work at d_k = {sweep.d_k}",
     )
     fig.add_hline(y=sweep.threshold, line=dict(dash="dash", color=NEUTRAL, width=1),
                   annotation_text=f"usable: every seed ≥ {sweep.threshold:.0%}", annotation_position="bottom left")
-    fig.update_xaxes(title_text="learning rate (AdamW)")
+    fig.update_xaxes(title_text="learning rate (Adam)")
+    return fig
+
+
+def learning_rate_steps_figure(*sweeps: LearningRateSweep, title: str | None = None) -> go.Figure:
+    """Steps to the target against the learning rate, one dot per seed, for every series of ``sweeps``.
+
+    Each sweep may cover some of the learning rates only (a control run at the ends of the grid): the x axis
+    is the union of their learning rates, and a series has no dots where its sweep did not run.
+    """
+    lrs = sorted({lr for sweep in sweeps for lr in sweep.lrs})
+    values: dict[str, list[list[float]]] = {}
+    missed: dict[str, list[list[bool]]] = {}
+    for sweep in sweeps:
+        for label, per_lr in sweep.runs.items():
+            runs_at = dict(zip(sweep.lrs, per_lr))
+            values[label] = [[steps_or_cap(r) for r in runs_at.get(lr, [])] for lr in lrs]
+            missed[label] = [[r.steps_to_target is None for r in runs_at.get(lr, [])] for lr in lrs]
+    first = sweeps[0].runs[next(iter(sweeps[0].runs))][0][0]
+    fig = seed_dots(
+        [f"{lr:.0e}" for lr in lrs], values, missed=missed, log_y=True,
+        y_title=f"steps to {sweeps[0].threshold:.0%} accuracy (budget {first.config.steps}, log scale)",
+        title=title or f"Steps to {sweeps[0].threshold:.0%} against the Adam learning rate, d_k = {sweeps[0].d_k}",
+    )
+    fig.update_xaxes(title_text="learning rate (Adam)")
     return fig
 
 

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..experiments.recall import RecallRun
-from ..viz.style import BLUE, NEUTRAL, ORANGE, VERMILLION, base_layout
+from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, VERMILLION, base_layout
 from .style import legend_below, significant
 
 __all__ = ["temperature_figure"]
 
-_COLORS = (VERMILLION, ORANGE, BLUE)
+_COLORS = (VERMILLION, ORANGE, BLUE, GREEN)
 
 
 def temperature_figure(runs: Sequence[RecallRun]) -> go.Figure:
