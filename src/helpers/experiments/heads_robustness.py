@@ -170,9 +170,6 @@ class BadHeadRun:
         r2_after_break: For ``"mid"``, R² just after (``nan`` otherwise).
         weight_on_offsets: :func:`head_offset_weight` of the bad head at the end, on the task's
             offsets (near 1: it healed onto them; near ``len(offsets) / L`` or below: it did not).
-        r2_content_off: R² at the end with the bad head's content score switched off (its rows of
-            ``q_proj``, weights and bias, set to zero, so ``q . k = 0`` and only its position
-            score is left): chapter 4's position-only test applied to the bad head.
     """
 
     num_heads: int
@@ -184,7 +181,6 @@ class BadHeadRun:
     r2_before_break: float = math.nan
     r2_after_break: float = math.nan
     weight_on_offsets: float = math.nan
-    r2_content_off: float = math.nan
 
 
 def _filter_data(seed: int, offsets: tuple[int, ...], seq_len: int, dim: int, steps: int, batch_size: int,
@@ -258,16 +254,9 @@ def train_with_bad_head(num_heads: int, condition: str = "init", *, seed: int = 
         keep = 1 - torch.eye(num_heads)[bad_head]  # (H,): every head but the bad one
         with torch.no_grad():
             without = r_squared(model(test_x, head_mask=keep)[0], test_y)
-        r2, saturation = score(), head_saturation(model, test_x, bad_head)
-        on_offsets = head_offset_weight(model, test_x, bad_head, offsets)
-        rows = slice(bad_head * model.attention.head_dim, (bad_head + 1) * model.attention.head_dim)  # its E rows
-        with torch.no_grad():
-            model.attention.q_proj.weight[rows] = 0.0  # (E, D): q = 0 for this head, its scores position-only
-            model.attention.q_proj.bias[rows] = 0.0  # (E,)
-        content_off = score()
-        return BadHeadRun(num_heads, seed, condition, r2, without, saturation,
+        return BadHeadRun(num_heads, seed, condition, score(), without, head_saturation(model, test_x, bad_head),
                           around_break.get("before", math.nan), around_break.get("after", math.nan),
-                          on_offsets, content_off)
+                          head_offset_weight(model, test_x, bad_head, offsets))
 
 
 def bad_head_sweep(num_heads: Sequence[int] = (1, 4, 8), seeds: Sequence[int] = (0, 1, 2),
