@@ -134,7 +134,7 @@ def head_saturation(model: FilterHeads, x: Tensor, head: int) -> float:
 
 
 def head_offset_weight(model: FilterHeads, x: Tensor, head: int, offsets: Sequence[int]) -> float:
-    """Mean over sequences and queries of one head's total attention weight on the positions ``i + o``, ``o`` in ``offsets``.
+    """One head's total attention weight on the positions ``i + o`` (``o`` in ``offsets``), averaged over queries ``i``.
 
     On the filter task these are the positions the target reads: a head that has learned the
     task puts most of its weight there, a head still saturated on positions picked by content
