@@ -61,6 +61,29 @@ def test_a_scaled_head_is_saturated_and_gets_a_smaller_position_gradient():
         assert grads[1] < 0.6 * grads[0]
 
 
+def test_head_offset_weight_is_the_weight_on_the_positions_at_those_offsets():
+    model, (x, _) = _model(), _data()
+    with torch.no_grad():
+        weights = model(x, need_weights=True)[1][:, 1]  # (B, L, L): head 1
+    reference = sum(float(weights[b, i, (i + o) % SEQ_LEN]) for b in range(len(x)) for i in range(SEQ_LEN)
+                    for o in (2, -1)) / (len(x) * SEQ_LEN)  # brute force, query by query
+    assert math.isclose(hr.head_offset_weight(model, x, 1, (2, -1)), reference, rel_tol=1e-5)
+    assert math.isclose(hr.head_offset_weight(model, x, 1, (2, 14)), hr.head_offset_weight(model, x, 1, (2,)),
+                        rel_tol=1e-6)  # 14 = 2 (mod 12): one position, counted once
+    with torch.no_grad():  # a head whose scores are all position bias, +2 far above the rest: all weight on +2
+        model.attention.q_proj.weight.zero_()
+        model.attention.q_proj.bias.zero_()
+        model.position_bias[1] = -30.0
+        model.position_bias[1, 2] = 30.0
+    assert hr.head_offset_weight(model, x, 1, (2,)) > 0.999
+
+
+def test_a_bad_head_run_reports_its_weight_on_the_task_offset():
+    run = hr.train_with_bad_head(4, "init", steps=30, num_test=50)
+    assert 0.0 <= run.weight_on_offsets <= 1.0
+    assert math.isnan(hr.BadHeadRun(1, 0, "none", 0.0, 0.0, 0.0).weight_on_offsets)  # a default for older callers
+
+
 def test_reinit_head_breaks_a_head_exactly_as_break_one_head():
     run = ht.train_filter(4, offsets=(2,), embed_dim=32, steps=20, num_test=100)
     reference = ht.break_one_head(run, "reinit")

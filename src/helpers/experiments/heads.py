@@ -158,7 +158,7 @@ def per_head_reference(layer: MultiHeadAttention, x: Tensor) -> tuple[Tensor, li
 
     Returns:
         ``(output, contributions)``: the sum over heads (plus the output bias), and each head's
-        term ``head_h (W^O_h)^T``.
+        term ``head_h W^O_h`` (``W^O_h``: rows ``h E .. (h+1) E - 1`` of ``W^O``).
 
     Shape:
         x: ``(B, L, D)``; output and each contribution: ``(B, L, D)``.

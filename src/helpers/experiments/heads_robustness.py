@@ -53,7 +53,8 @@ from ..train import num_threads, set_seed, train
 from .heads_training import FilterHeads, FilterRun, r_squared, redraw_head
 
 __all__ = [
-    "CONDITIONS", "scale_head_scores", "reinit_head", "head_saturation", "BadHeadRun", "train_with_bad_head",
+    "CONDITIONS", "scale_head_scores", "reinit_head", "head_saturation", "head_offset_weight", "BadHeadRun",
+    "train_with_bad_head",
     "bad_head_sweep", "FinetuneResult", "break_and_finetune", "finetune_sweep",
 ]
 
@@ -132,6 +133,27 @@ def head_saturation(model: FilterHeads, x: Tensor, head: int) -> float:
     return float(weights[:, head].amax(-1).mean())
 
 
+def head_offset_weight(model: FilterHeads, x: Tensor, head: int, offsets: Sequence[int]) -> float:
+    """One head's total attention weight on the positions ``i + o`` (``o`` in ``offsets``), averaged over queries ``i``.
+
+    On the filter task these are the positions the target reads: a head that has learned the
+    task puts most of its weight there, a head still saturated on positions picked by content
+    about ``len(offsets) / L`` or less. Unlike :func:`head_saturation`, which is large for any
+    sharp head, it tells a head that healed (sharp on the task's offset) from one that stayed
+    stuck (sharp elsewhere). Chapter 4.
+
+    Shape:
+        x: ``(B, L, dim)``.
+    """
+    _check_head(model.attention.num_heads, head)
+    with torch.no_grad():
+        _, weights = model(x, need_weights=True)  # (B, H, L, L)
+    seq_len = weights.shape[-1]
+    i = torch.arange(seq_len)
+    on = sum(weights[:, head, i, (i + o) % seq_len] for o in {o % seq_len for o in offsets})  # (B, L)
+    return float(on.mean())
+
+
 @dataclass(frozen=True)
 class BadHeadRun:
     """One model trained with (or without) a bad head, scored on held-out data.
@@ -146,6 +168,8 @@ class BadHeadRun:
         saturation: :func:`head_saturation` of the bad head at the end, on the held-out inputs.
         r2_before_break: For ``"mid"``, R² just before the head went bad (``nan`` otherwise).
         r2_after_break: For ``"mid"``, R² just after (``nan`` otherwise).
+        weight_on_offsets: :func:`head_offset_weight` of the bad head at the end, on the task's
+            offsets (near 1: it healed onto them; near ``len(offsets) / L`` or below: it did not).
     """
 
     num_heads: int
@@ -156,6 +180,7 @@ class BadHeadRun:
     saturation: float
     r2_before_break: float = math.nan
     r2_after_break: float = math.nan
+    weight_on_offsets: float = math.nan
 
 
 def _filter_data(seed: int, offsets: tuple[int, ...], seq_len: int, dim: int, steps: int, batch_size: int,
@@ -230,7 +255,8 @@ def train_with_bad_head(num_heads: int, condition: str = "init", *, seed: int = 
         with torch.no_grad():
             without = r_squared(model(test_x, head_mask=keep)[0], test_y)
         return BadHeadRun(num_heads, seed, condition, score(), without, head_saturation(model, test_x, bad_head),
-                          around_break.get("before", math.nan), around_break.get("after", math.nan))
+                          around_break.get("before", math.nan), around_break.get("after", math.nan),
+                          head_offset_weight(model, test_x, bad_head, offsets))
 
 
 def bad_head_sweep(num_heads: Sequence[int] = (1, 4, 8), seeds: Sequence[int] = (0, 1, 2),
