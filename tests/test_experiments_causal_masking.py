@@ -59,7 +59,7 @@ def test_adding_finfo_min_overflows_in_float16_and_masked_fill_does_not():
     added = rows[("finfo.min added", "float16")]
     assert added["full"].startswith("uniform")  # the all-positive row hides the problem
     assert added["full_negative"] == "NaN"  # [-20, -30, -25, -17]: every score -> -inf
-    assert added["full_one_positive"] == "one-hot (key 3)"  # only the score 5 stays finite
+    assert added["full_one_positive"] == "one-hot (key 2)"  # only the score 5 stays finite
     # two added masks: finfo.min + finfo.min = -inf in every dtype
     assert all(rows[("finfo.min added, two masks", d)]["full"] == "NaN" for d in ("float32", "float16", "bfloat16"))
     # writing finfo.min over the scores is uniform on every fully masked row, in every dtype

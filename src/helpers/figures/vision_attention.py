@@ -1,4 +1,4 @@
-"""Figures and tables of chapter 5.4 (vision), from :mod:`helpers.experiments.vision_attention`."""
+"""Figures and tables of chapter 5.5 (vision), from :mod:`helpers.experiments.vision_attention`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from helpers.experiments.vision_attention import ChannelRun, SpatialRun
 from helpers.figures.style import decimals, legend_below
 from helpers.viz.style import BLUE, NEUTRAL, VERMILLION, WEIGHT_COLORSCALE
 
-__all__ = ["channel_weights_figure", "accuracy_markdown", "spatial_map_figure"]
+__all__ = ["channel_weights_figure", "accuracy_markdown", "spatial_map_figure", "STUCK_LOSS"]
 
 
 def _split(values: np.ndarray, informative: np.ndarray) -> tuple[float, float]:
@@ -43,12 +43,31 @@ def channel_weights_figure(se_runs: Sequence[ChannelRun], plain_runs: Sequence[C
     return legend_below(fig)
 
 
-def accuracy_markdown(results: Mapping[str, Sequence[ChannelRun | SpatialRun]], params: Mapping[str, int]) -> str:
-    """Accuracy per model (mean, min–max over seeds) and its parameter count, as Markdown."""
-    lines = ["| model | parameters | held-out accuracy: mean (min–max over 3 seeds) |", "|---|---|---|"]
+STUCK_LOSS = 0.65
+"""A run whose training loss ends above this (chance is ln 2 = 0.693 for two classes) never left chance."""
+
+
+def accuracy_markdown(results: Mapping[str, Sequence[ChannelRun | SpatialRun]], params: Mapping[str, int], *,
+                      per_seed: bool = False) -> str:
+    """Accuracy per model (mean, min–max over seeds) and its parameter count, as Markdown.
+
+    With ``per_seed``, each seed's accuracy instead of the range, and a column counting the runs whose
+    training loss stayed at chance (a final loss above :data:`STUCK_LOSS`).
+    """
+    count = len(next(iter(results.values())))
+    if per_seed:
+        lines = [f"| model | parameters | held-out accuracy of each of {count} seeds | mean | "
+                 "runs whose training loss never left chance |", "|---|---|---|---|---|"]
+    else:
+        lines = [f"| model | parameters | held-out accuracy: mean (min–max over {count} seeds) |", "|---|---|---|"]
     for name, runs in results.items():
         acc = [r.accuracy for r in runs]
-        lines.append(f"| {name} | {params[name]:,} | {np.mean(acc):.1%} ({min(acc):.1%}–{max(acc):.1%}) |")
+        if per_seed:
+            stuck = sum(getattr(r, "final_loss", None) is not None and r.final_loss > STUCK_LOSS for r in runs)
+            lines.append(f"| {name} | {params[name]:,} | {', '.join(f'{a:.1%}' for a in acc)} | {np.mean(acc):.1%} | "
+                         f"{stuck} |")
+        else:
+            lines.append(f"| {name} | {params[name]:,} | {np.mean(acc):.1%} ({min(acc):.1%}–{max(acc):.1%}) |")
     return "\n".join(lines)
 
 
