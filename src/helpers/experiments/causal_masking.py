@@ -150,7 +150,8 @@ def train_chain_decoder(causal: bool, *, seed: int, length: int = 16, vocab_size
         test, _ = markov_sequences(1024, length, vocab_size, follow=follow, seed=10_000 + seed)  # same chain
         with torch.no_grad():
             logits = model(test[:, :-1]).output  # (N, length - 1, V)
-            test_loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab_size), test[:, 1:].reshape(-1)).item()
+            test_loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab_size),
+                                                          test[:, 1:].reshape(-1)).item()
     accuracy = (generated[:, 1:] == successor[generated[:, :-1]]).float().mean().item()
     final = sum(history.loss[-20:]) / 20
     return ChainRun(causal, seed, history.loss, chain_entropy(vocab_size, follow), final, accuracy, model, test_loss)

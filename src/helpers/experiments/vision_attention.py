@@ -19,14 +19,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .. import seeding
-
 import torch
 from torch import Tensor
 
 from helpers.train import num_threads, set_seed, train
 from helpers.vision import TinyCNN
 from helpers.vision_tasks import channel_selection_images, cued_object_images, spatial_object_images
+
+from .. import seeding
 
 __all__ = ["parameter_count", "matched_width", "ChannelRun", "train_channel_selection", "map_overlap", "map_auc",
            "SpatialRun", "train_spatial", "signal_at_init"]
