@@ -39,6 +39,8 @@ def test_an_unmasked_decoder_beats_the_floor_in_training_and_fails_to_generate()
     unmasked = cm.train_chain_decoder(False, seed=0, steps=150)
     assert unmasked.final_loss < 0.6 * unmasked.floor < masked.final_loss
     assert masked.generation_accuracy > unmasked.generation_accuracy + 0.3
+    assert unmasked.test_loss < 0.6 * unmasked.floor < masked.test_loss  # held out too: it copies, and cannot peek
+    assert masked.test_loss > 0.95 * masked.floor  # an honest model does not beat the floor on held-out data
 
 
 def test_mask_value_table_shows_the_float16_overflow_and_the_nan_rows():
