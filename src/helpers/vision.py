@@ -146,7 +146,7 @@ class TinyCNN(nn.Module):
         in_channels: Input channels.
         num_classes: Number of classes K.
         attention: ``None``, ``"se"`` or ``"cbam"``; ``"cbam-channel"`` and ``"cbam-spatial"`` keep only
-            one of CBAM's two parts (the ablation of chapter 5.4).
+            one of CBAM's two parts (the ablation of chapter 5.5).
         width: Channels of the convolutions.
         reduction: Bottleneck ratio of the attention modules.
         spatial_kernel: Kernel size of CBAM's spatial attention.

@@ -1,4 +1,4 @@
-"""Experiments of chapter 5.4: channel attention (SE) and spatial attention (CBAM) on small images.
+"""Experiments of chapter 5.5: channel attention (SE) and spatial attention (CBAM) on small images.
 
 - :func:`matched_width`: the width of a plain :class:`~helpers.vision.TinyCNN` whose parameter
   count is closest to that of an SE or CBAM one (a fair comparison adds no parameters).

@@ -1,4 +1,4 @@
-"""Figures and tables of chapter 5.3 (efficient attention), from :mod:`helpers.experiments.efficient_cost`
+"""Figures and tables of chapters 5.3 and 5.4 (efficient attention), from :mod:`helpers.experiments.efficient_cost`
 and :mod:`helpers.experiments.efficient_accuracy`."""
 
 from __future__ import annotations
