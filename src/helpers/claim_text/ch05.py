@@ -86,14 +86,14 @@ STATEMENTS_ZH: dict[str, str] = {
     "with small scores Performer's error falls roughly like m^-1/2 (slope under -0.3, under 0.7 at the most features)":
         "分数较小时，Performer 的误差大致按 m^-1/2 下降（斜率低于 -0.3，特征最多时低于 0.7）",
     # book/05-variants/04-vision.md
+    "every CBAM run on the marked task either solves it (over 75 %) or never leaves chance":
+        "在带标记的任务上，每一次 CBAM 运行要么解决了任务（超过 75%），要么始终停在随机水平",
     "every CBAM run that solved the marked task has an input map that tells the marked object from the other one (over 65 % of images)":
         "每一次解决了带标记任务的 CBAM 运行，其输入注意力图都能把带标记的物体和另一个物体区分开（超过 65% 的图像）",
     "at initialisation the two CBAM modules together pass under a fifth of the signal's spread":
         "初始化时，两个 CBAM 模块合起来传下去的信号离散度不到五分之一",
     "every plain network trains on the tasks it can solve (the one-object task; the marked one with the wide convolution)":
         "每个普通网络在它能解决的任务上都训练得起来（单物体任务；以及带宽卷积时的带标记任务）",
-    "every run with CBAM's spatial map on the marked task either solves it (over 75 %) or never leaves chance":
-        "在带标记的任务上，每一次带 CBAM 空间注意力图的运行要么解决了任务（超过 75%），要么始终停在随机水平",
     "SE's gates barely move between images (spread under 0.06, and below the informative-decoy gap in every seed)":
         "SE 的门控在不同图像之间几乎不变（离散度低于 0.06，并且在每个种子里都小于有信息通道与诱饵通道之间的差距）",
     "in every seed SE's gate opens the informative channels wider than the decoys (by over 0.04)":
