@@ -22,8 +22,6 @@ STATEMENTS_ZH: dict[str, str] = {
     "with the padding bug the padded queries change the real outputs (by over 0.1) and the loss":
         "有填充错误时，填充的查询会改变真实输出（超过 0.1）和损失",
     # book/05-variants/03-efficient.md
-    "the KV-cache step grows with n: over five times slower at the last position than at the first":
-        "KV 缓存的每一步随 n 增长：最后一个位置比第一个慢五倍以上",
     "the recurrent step of linear attention does not grow with n (under three times the first position's time)":
         "线性注意力的循环步不随 n 增长（不到第一个位置用时的三倍）",
     "at the last position the KV-cache step is over five times slower than the recurrent step":
