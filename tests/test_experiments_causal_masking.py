@@ -39,6 +39,8 @@ def test_an_unmasked_decoder_beats_the_floor_in_training_and_fails_to_generate()
     unmasked = cm.train_chain_decoder(False, seed=0, steps=150)
     assert unmasked.final_loss < 0.6 * unmasked.floor < masked.final_loss
     assert masked.generation_accuracy > unmasked.generation_accuracy + 0.3
+    assert unmasked.test_loss < 0.6 * unmasked.floor < masked.test_loss  # held out too: it copies, and cannot peek
+    assert masked.test_loss > 0.95 * masked.floor  # an honest model does not beat the floor on held-out data
 
 
 def test_mask_value_table_shows_the_float16_overflow_and_the_nan_rows():
@@ -59,7 +61,7 @@ def test_adding_finfo_min_overflows_in_float16_and_masked_fill_does_not():
     added = rows[("finfo.min added", "float16")]
     assert added["full"].startswith("uniform")  # the all-positive row hides the problem
     assert added["full_negative"] == "NaN"  # [-20, -30, -25, -17]: every score -> -inf
-    assert added["full_one_positive"] == "one-hot (key 3)"  # only the score 5 stays finite
+    assert added["full_one_positive"] == "one-hot (key 2)"  # only the score 5 stays finite
     # two added masks: finfo.min + finfo.min = -inf in every dtype
     assert all(rows[("finfo.min added, two masks", d)]["full"] == "NaN" for d in ("float32", "float16", "bfloat16"))
     # writing finfo.min over the scores is uniform on every fully masked row, in every dtype

@@ -65,3 +65,19 @@ def test_wide_first_convolution_control_has_the_asked_kernel():
         assert "first_kernel" in str(exc)
     else:
         raise AssertionError("an even kernel must raise")
+
+
+def test_cbam_gates_shrink_the_signal_at_initialisation_and_plain_networks_do_not():
+    gated = va.signal_at_init("marked", "cbam", seed=0)
+    plain = va.signal_at_init("marked", None, seed=0)
+    assert 0 < gated["input_pass"] < 1 and 0 < gated["feature_pass"] < 1
+    assert plain["input_pass"] == plain["feature_pass"] == 1.0
+    one_gate = va.signal_at_init("marked", "cbam-spatial", seed=0)  # one sigmoid near its middle: about half
+    assert 0.3 < one_gate["input_pass"] < 0.7
+
+
+def test_spatial_runs_report_their_final_training_loss_and_ablations_train():
+    run = va.train_spatial("object", "cbam-spatial", seed=0, steps=3)
+    assert run.final_loss is not None and run.final_loss > 0 and run.example_map is not None
+    channel = va.train_spatial("object", "cbam-channel", seed=0, steps=3)
+    assert channel.example_map is None and channel.parameters < run.parameters + 1000

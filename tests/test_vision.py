@@ -123,3 +123,33 @@ def test_se_weights_informative_channels_above_decoy_channels_after_training():
 def test_bad_inputs_raise_errors_naming_the_problem(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_cbam_parts_can_be_switched_off_for_an_ablation():
+    set_seed(4)
+    x = torch.randn(2, 6, 5, 5)
+    channel_only = CBAM(6, reduction=3, spatial_kernel=3, spatial=False)
+    y = channel_only(x)
+    gate = torch.sigmoid(channel_only.mlp(x.mean((2, 3))) + channel_only.mlp(x.amax((2, 3))))  # (B, C)
+    torch.testing.assert_close(y, x * gate[:, :, None, None])
+    assert channel_only.spatial_conv is None and channel_only.last_spatial_weights is None
+    spatial_only = CBAM(6, reduction=3, spatial_kernel=3, channel=False)
+    y = spatial_only(x)
+    pooled = torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], dim=1)  # (B, 2, H, W)
+    torch.testing.assert_close(y, x * torch.sigmoid(spatial_only.spatial_conv(pooled)))
+    assert spatial_only.mlp is None and spatial_only.last_channel_weights is None
+    with pytest.raises(ValueError, match="channel part"):
+        CBAM(6, channel=False, spatial=False)
+
+
+def test_full_cbam_keeps_its_parameters_in_the_order_it_had():
+    """The ablation switches must not change the full module: same parameters, same initial values."""
+    set_seed(5)
+    full = CBAM(8, reduction=4, spatial_kernel=5)
+    assert [name for name, _ in full.named_parameters()] == [
+        "mlp.0.weight", "mlp.0.bias", "mlp.2.weight", "mlp.2.bias", "spatial_conv.weight"]
+    for attention, names in (("cbam-channel", {"mlp"}), ("cbam-spatial", {"spatial_conv"})):
+        model = TinyCNN(3, 2, attention=attention, width=4, reduction=1, spatial_kernel=3)
+        assert {n.split(".")[1] for n, _ in model.named_parameters() if n.startswith("input_attention")} == names
+    with pytest.raises(ValueError, match="attention must be"):
+        TinyCNN(3, 2, attention="cbam-both")

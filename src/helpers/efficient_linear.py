@@ -298,7 +298,7 @@ def performer_attention(
     both factors cancel between numerator and denominator. Each kernel entry is estimated without
     bias, with a relative variance ``(exp(|q' + k'|^2) - 1) / F`` for i.i.d. features (Lemma 2 of
     the paper); the normalised output, a ratio of two estimates, is biased; its error falls as
-    ``F`` grows (chapter 5.3 measures both).
+    ``F`` grows (chapter 5.4 measures both).
 
     Paper: Choromanski et al., "Rethinking Attention with Performers" (2021). Explained in
     chapter 5.

@@ -89,6 +89,8 @@ class CBAM(nn.Module):
         channels: Number of channels C.
         reduction: Bottleneck ratio of the shared MLP; hidden size ``max(1, C // reduction)``.
         spatial_kernel: Odd size k of the spatial convolution (7 in the paper).
+        channel: Apply the channel part (``False``: ``M_c = 1``, for an ablation).
+        spatial: Apply the spatial part (``False``: ``M_s = 1``, for an ablation).
 
     Attributes:
         last_channel_weights: ``M_c`` of the last forward pass (detached), ``(B, C)``.
@@ -98,25 +100,34 @@ class CBAM(nn.Module):
         x ``(B, C, H, W)`` -> ``(B, C, H, W)``.
     """
 
-    def __init__(self, channels: int, reduction: int = 16, spatial_kernel: int = 7) -> None:
+    def __init__(self, channels: int, reduction: int = 16, spatial_kernel: int = 7, *, channel: bool = True,
+                 spatial: bool = True) -> None:
         super().__init__()
         hidden = _check_channels(channels, reduction)
         if not isinstance(spatial_kernel, int) or spatial_kernel < 1 or spatial_kernel % 2 == 0:
             raise ValueError(f"spatial_kernel must be an odd positive int, got {spatial_kernel!r}")
+        if not (channel or spatial):
+            raise ValueError("CBAM needs its channel part, its spatial part or both (channel=spatial=False)")
         self.channels = channels
-        self.mlp = nn.Sequential(nn.Linear(channels, hidden), nn.ReLU(), nn.Linear(hidden, channels))
-        self.spatial_conv = nn.Conv2d(2, 1, spatial_kernel, padding=spatial_kernel // 2, bias=False)
+        self.use_channel, self.use_spatial = bool(channel), bool(spatial)
+        self.mlp = (nn.Sequential(nn.Linear(channels, hidden), nn.ReLU(), nn.Linear(hidden, channels))
+                    if channel else None)
+        self.spatial_conv = (nn.Conv2d(2, 1, spatial_kernel, padding=spatial_kernel // 2, bias=False)
+                             if spatial else None)
         self.last_channel_weights: Tensor | None = None
         self.last_spatial_weights: Tensor | None = None
 
     def forward(self, x: Tensor) -> Tensor:
         _check_feature_map(x, self.channels, "CBAM")
-        avg, peak = x.mean(dim=(2, 3)), x.amax(dim=(2, 3))  # (B, C, H, W) -> (B, C) twice
-        channel_weights = torch.sigmoid(self.mlp(avg) + self.mlp(peak))  # (B, C)
-        x = x * channel_weights[:, :, None, None]  # (B, C, H, W) * (B, C, 1, 1)
+        if self.mlp is not None:
+            avg, peak = x.mean(dim=(2, 3)), x.amax(dim=(2, 3))  # (B, C, H, W) -> (B, C) twice
+            channel_weights = torch.sigmoid(self.mlp(avg) + self.mlp(peak))  # (B, C)
+            x = x * channel_weights[:, :, None, None]  # (B, C, H, W) * (B, C, 1, 1)
+            self.last_channel_weights = channel_weights.detach()
+        if self.spatial_conv is None:
+            return x
         pooled = torch.cat([x.mean(dim=1, keepdim=True), x.amax(dim=1, keepdim=True)], dim=1)  # (B, 2, H, W)
         spatial_weights = torch.sigmoid(self.spatial_conv(pooled))  # (B, 2, H, W) -> (B, 1, H, W)
-        self.last_channel_weights = channel_weights.detach()
         self.last_spatial_weights = spatial_weights[:, 0].detach()
         return x * spatial_weights  # (B, C, H, W) * (B, 1, H, W)
 
@@ -134,7 +145,8 @@ class TinyCNN(nn.Module):
     Args:
         in_channels: Input channels.
         num_classes: Number of classes K.
-        attention: ``None``, ``"se"`` or ``"cbam"``.
+        attention: ``None``, ``"se"`` or ``"cbam"``; ``"cbam-channel"`` and ``"cbam-spatial"`` keep only
+            one of CBAM's two parts (the ablation of chapter 5.5).
         width: Channels of the convolutions.
         reduction: Bottleneck ratio of the attention modules.
         spatial_kernel: Kernel size of CBAM's spatial attention.
@@ -154,8 +166,9 @@ class TinyCNN(nn.Module):
         spatial_kernel: int = 7,
     ) -> None:
         super().__init__()
-        if attention not in (None, "se", "cbam"):
-            raise ValueError(f"attention must be None, 'se' or 'cbam', got {attention!r}")
+        if attention not in (None, "se", "cbam", "cbam-channel", "cbam-spatial"):
+            raise ValueError("attention must be None, 'se', 'cbam', 'cbam-channel' or 'cbam-spatial', "
+                             f"got {attention!r}")
         for name, value in (("in_channels", in_channels), ("num_classes", num_classes), ("width", width)):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -163,8 +176,9 @@ class TinyCNN(nn.Module):
         def make(channels: int) -> nn.Module:
             if attention == "se":
                 return SqueezeExcitation(channels, reduction)
-            if attention == "cbam":
-                return CBAM(channels, reduction, spatial_kernel)
+            if attention is not None and attention.startswith("cbam"):
+                return CBAM(channels, reduction, spatial_kernel, channel=attention != "cbam-spatial",
+                            spatial=attention != "cbam-channel")
             return nn.Identity()
 
         self.in_channels = in_channels

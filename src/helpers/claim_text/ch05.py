@@ -6,11 +6,11 @@ STATEMENTS_ZH: dict[str, str] = {
         "每个种子都学会了反转整个序列（准确率高于 95%）",
     "in every seed some cross-attention head puts over three times the uniform weight on the aligned position":
         "每个种子都有一个交叉注意力头在对齐位置上的权重超过均匀权重的三倍",
-    "in some seed no single head follows the alignment cleanly (its best head below 0.9)":
-        "至少有一个种子里没有哪个头干净地跟随对齐（最好的头低于 0.9）",
     "no encoder self-attention head is as aligned as the best cross-attention head":
         "没有哪个编码器自注意力头像最好的交叉注意力头那样对齐",
     # book/05-variants/02-masks.md
+    "on held-out sequences the masked model's loss is at the floor (over 0.98 of it) and the unmasked one's far below it":
+        "在留出序列上，带掩码模型的损失停在下限上（不低于其 0.98 倍），不带掩码模型的损失则远低于下限",
     "with the causal mask a change to the future moves no past output at all, and without it past outputs move by over 1":
         "有因果掩码时，改动未来不会改变任何过去的输出；没有掩码时，过去的输出变化超过 1",
     "without the mask every seed's training loss falls below half of what a model that cannot peek can reach":
@@ -22,8 +22,6 @@ STATEMENTS_ZH: dict[str, str] = {
     "with the padding bug the padded queries change the real outputs (by over 0.1) and the loss":
         "有填充错误时，填充的查询会改变真实输出（超过 0.1）和损失",
     # book/05-variants/03-efficient.md
-    "the KV-cache step grows with n: over five times slower at the last position than at the first":
-        "KV 缓存的每一步随 n 增长：最后一个位置比第一个慢五倍以上",
     "the recurrent step of linear attention does not grow with n (under three times the first position's time)":
         "线性注意力的循环步不随 n 增长（不到第一个位置用时的三倍）",
     "at the last position the KV-cache step is over five times slower than the recurrent step":
@@ -56,14 +54,6 @@ STATEMENTS_ZH: dict[str, str] = {
         "引理 2 对每一对误差的刻画远好于 |q|^2 + |k|^2（离散程度不到后者的 0.6）",
     "Lemma 2's variance matches the measured one (ratio 0.7-1.3)":
         "引理 2 给出的方差与实测一致（比值 0.7-1.3）",
-    "with small scores Performer's error falls roughly like F^-1/2 (slope under -0.3, under 0.7 at the most features)":
-        "分数较小时，Performer 的误差大致按 F^-1/2 下降（斜率低于 -0.3，特征最多时低于 0.7）",
-    "with unit-variance scores Performer is no better than averaging even at F = 1024":
-        "分数方差为 1 时，即使 F = 1024，Performer 也不比简单平均好",
-    "with unit-variance scores more features stop helping Performer (the last point above the best)":
-        "分数方差为 1 时，更多特征不再帮助 Performer（最后一点高于最好的一点）",
-    "with unit-variance scores more features improve Performer by under a factor of 2":
-        "分数方差为 1 时，更多特征对 Performer 的改进不到 2 倍",
     "most of Linformer's k < n error is the inflated scale (the unit-length rows over 1.5 times better)":
         "Linformer 在 k < n 时的误差大部分来自被放大的尺度（单位长度的行好 1.5 倍以上）",
     "no random projection beats the plain average (error over 1)":
@@ -80,19 +70,34 @@ STATEMENTS_ZH: dict[str, str] = {
         "在远距离查找上，滑动窗口并不比只答对视野内的查询更好",
     "on the far lookup linear attention and Performer fall behind dense attention (by over 0.2 and 0.1)":
         "在远距离查找上，线性注意力和 Performer 落后于稠密注意力（分别超过 0.2 和 0.1）",
-    "trained, Performer beats linear attention on the far lookup in every seed":
-        "训练后，Performer 在远距离查找上每个种子都胜过线性注意力",
     "two window layers and one layer with a global token stay near chance on the relay task":
         "在接力任务上，两层窗口和一层带全局词元的注意力都接近随机水平",
     "two layers with a global token solve the relay task (over 0.9 in every seed)":
         "两层带全局词元的注意力解决了接力任务（每个种子都高于 0.9）",
+    # book/05-variants/03b-efficient-loss.md (the claims of 5.3 that moved with it stay above)
+    "on average over the seeds, Performer learns the far lookup better than linear attention":
+        "对各种子取平均，Performer 学远处查找学得比线性注意力好",
+    "with unit-variance scores more features lower Performer's mean error, but by under a factor of 2 from m = 16 to 1024":
+        "分数方差为 1 时，更多的特征会降低 Performer 的平均误差，但从 m = 16 到 1024 降低不到一半",
+    "with unit-variance scores Performer is no better than averaging even at m = 1024":
+        "分数方差为 1 时，即使 m = 1024，Performer 也不比简单平均好",
+    "with small scores Performer's error falls roughly like m^-1/2 (slope under -0.3, under 0.7 at the most features)":
+        "分数较小时，Performer 的误差大致按 m^-1/2 下降（斜率低于 -0.3，特征最多时低于 0.7）",
     # book/05-variants/04-vision.md
-    "in every seed SE's gate opens the informative channels over 0.1 more than the decoys":
-        "每个种子里，SE 的门控对有信息的通道的开度都比诱饵通道高出 0.1 以上",
+    "every CBAM run on the marked task either solves it (over 75 %) or never leaves chance":
+        "在带标记的任务上，每一次 CBAM 运行要么解决了任务（超过 75%），要么始终停在随机水平",
+    "every CBAM run that solved the marked task has an input map that tells the marked object from the other one (over 65 % of images)":
+        "每一次解决了带标记任务的 CBAM 运行，其输入注意力图都能把带标记的物体和另一个物体区分开（超过 65% 的图像）",
+    "at initialisation the two CBAM modules together pass under a fifth of the signal's spread":
+        "初始化时，两个 CBAM 模块合起来传下去的信号离散度不到五分之一",
+    "every plain network trains on the tasks it can solve (the one-object task; the marked one with the wide convolution)":
+        "每个普通网络在它能解决的任务上都训练得起来（单物体任务；以及带宽卷积时的带标记任务）",
+    "SE's gates barely move between images (spread under 0.06, and below the informative-decoy gap in every seed)":
+        "SE 的门控在不同图像之间几乎不变（离散度低于 0.06，并且在每个种子里都小于有信息通道与诱饵通道之间的差距）",
+    "in every seed SE's gate opens the informative channels wider than the decoys (by over 0.04)":
+        "每个种子里，SE 的门控对有信息的通道都比对诱饵通道开得更大（高出 0.04 以上）",
     "the plain CNN's first layer also weights the informative channels over 1.5 times the decoys, in every seed":
         "在每个种子里，普通 CNN 的第一层同样给有信息的通道超过诱饵通道 1.5 倍的权重",
-    "SE's gates barely move between images (their spread is under a third of the informative-decoy gap)":
-        "SE 的门控在不同图像之间几乎不变（其离散程度不到有信息通道与诱饵通道差距的三分之一）",
     "SE and the plain CNN reach the same mean accuracy within 0.02":
         "SE 与普通 CNN 的平均准确率相差不到 0.02",
     "the SE model and the plain CNN have the same number of parameters within 5 %":
@@ -103,16 +108,6 @@ STATEMENTS_ZH: dict[str, str] = {
         "宽卷积所需的参数是 CBAM 的两倍以上",
     "without a spatial map the marked-object task stays near chance (mean under 0.6)":
         "没有空间注意力图时，带标记物体的任务接近随机水平（平均低于 0.6）",
-    "with CBAM's spatial map the marked-object task is solved, over 90 % in every seed":
-        "有了 CBAM 的空间注意力图，带标记物体的任务被解决，每个种子都高于 90%",
     "the single-object task is solvable without locating anything (mean over 0.7)":
         "单物体任务无需定位也能解决（平均高于 0.7）",
-    "CBAM raises the mean accuracy on the single-object task":
-        "CBAM 提高了单物体任务的平均准确率",
-    "the spatial map after the first convolution stays flat (range under 0.1)":
-        "第一个卷积之后的空间注意力图保持平坦（范围小于 0.1）",
-    "every seed's input map tells the marked object from the equally bright other one (over 70 % of images)":
-        "每个种子的输入注意力图都能把带标记的物体和同样亮的另一个物体区分开（超过 70% 的图像）",
-    "the seeds' input maps do not all favour the same object":
-        "各个种子的输入注意力图并不都偏向同一个物体",
 }

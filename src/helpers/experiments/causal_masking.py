@@ -114,9 +114,10 @@ class ChainRun:
     seed: int
     losses: list[float]  # training loss per step
     floor: float  # the chain's entropy: the lowest loss of a model that cannot see the future
-    final_loss: float  # mean training loss over the last 20 steps
+    final_loss: float  # mean training loss over the last 20 steps (training batches: noisy)
     generation_accuracy: float  # share of generated steps that follow the chain's successor
     model: TinyGPT
+    test_loss: float | None = None  # next-token loss on 1024 held-out sequences
 
 
 def train_chain_decoder(causal: bool, *, seed: int, length: int = 16, vocab_size: int = 16, follow: float = 0.6,
@@ -127,7 +128,9 @@ def train_chain_decoder(causal: bool, *, seed: int, length: int = 16, vocab_size
     a model that can may read the next token from the input. Generation is the honest test:
     greedy continuation of one token for ``length - 1`` steps (``use_cache=False``, so the model
     sees the whole prefix as in training), scored by the share of steps that take the chain's
-    most likely successor (what a perfect model's greedy choice is; chance ``1 / V``).
+    most likely successor (what a perfect model's greedy choice is; chance ``1 / V``). ``test_loss``
+    is the next-token loss on 1024 held-out sequences of the same chain (``final_loss``, the mean of
+    the last 20 training batches, is noisier: it can land below the floor by chance).
     """
     set_seed(seed)
     config = TinyConfig(vocab_size=vocab_size, max_positions=length, embed_dim=embed_dim, num_heads=2, num_layers=2)
@@ -144,9 +147,14 @@ def train_chain_decoder(causal: bool, *, seed: int, length: int = 16, vocab_size
         start = torch.arange(vocab_size).repeat(16)[:, None]  # (N, 1): every token as a prompt
         with torch.no_grad():
             generated = model.generate(start, length - 1, use_cache=False)  # (N, length)
+        test, _ = markov_sequences(1024, length, vocab_size, follow=follow, seed=10_000 + seed)  # same chain
+        with torch.no_grad():
+            logits = model(test[:, :-1]).output  # (N, length - 1, V)
+            test_loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab_size),
+                                                          test[:, 1:].reshape(-1)).item()
     accuracy = (generated[:, 1:] == successor[generated[:, :-1]]).float().mean().item()
     final = sum(history.loss[-20:]) / 20
-    return ChainRun(causal, seed, history.loss, chain_entropy(vocab_size, follow), final, accuracy, model)
+    return ChainRun(causal, seed, history.loss, chain_entropy(vocab_size, follow), final, accuracy, model, test_loss)
 
 
 MASK_METHODS = ("bool (SDPA)", "additive -inf", "additive -1e9", "finfo.min added",
@@ -183,7 +191,7 @@ def _describe(weights: Tensor) -> str:
     if (weights == 0).all():
         return "zeros"
     if weights.max() == 1 and int((weights == 0).sum()) == weights.numel() - 1:
-        return f"one-hot (key {int(weights.argmax()) + 1})"
+        return f"one-hot (key {int(weights.argmax())})"  # keys counted from 0, as everywhere in the book
     return "other"
 
 
@@ -220,7 +228,8 @@ def mask_value_table(dtypes: tuple[torch.dtype, ...] = (torch.float32, torch.flo
         masked value as stored in that dtype), ``partial_ok`` (weights on masked keys exactly 0
         and the rest sums to 1, on the positive and the negative row), and, for a fully masked
         row, ``full`` (the positive row), ``full_negative`` and ``full_one_positive``: each
-        ``"NaN"``, ``"uniform (1/4 each)"``, ``"zeros"``, ``"one-hot (key 3)"`` or ``"other"``.
+        ``"NaN"``, ``"uniform (1/4 each)"``, ``"zeros"``, ``"one-hot (key 2)"`` (keys counted from 0) or
+        ``"other"``.
     """
     out = []
     for how in MASK_METHODS:

@@ -1,4 +1,4 @@
-"""Experiment of chapter 5.3: what efficient attention loses on a task, not only in error.
+"""Experiment of chapter 5.4: what efficient attention loses on a task, not only in error.
 
 One lookup task in two versions that differ only in *where* the answer sits: a sequence of
 key-value pairs (one pair per token) ends with a query key, and the target is the value paired

@@ -1,4 +1,4 @@
-"""Experiments of chapter 5.3: what efficient attention costs, and what it loses in accuracy.
+"""Experiments of chapters 5.3 and 5.4: what efficient attention costs, and what it loses in accuracy.
 
 - :func:`variant_functions`: every variant as ``f(q, k, v)`` with its own parameter.
 - :func:`measure_cost`: forward time (best of a few calls, one thread) and peak tensor memory

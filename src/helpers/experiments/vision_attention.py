@@ -1,4 +1,4 @@
-"""Experiments of chapter 5.4: channel attention (SE) and spatial attention (CBAM) on small images.
+"""Experiments of chapter 5.5: channel attention (SE) and spatial attention (CBAM) on small images.
 
 - :func:`matched_width`: the width of a plain :class:`~helpers.vision.TinyCNN` whose parameter
   count is closest to that of an SE or CBAM one (a fair comparison adds no parameters).
@@ -16,6 +16,7 @@ Shape legend: N images, C channels, H = W image size.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -25,8 +26,10 @@ from helpers.train import num_threads, set_seed, train
 from helpers.vision import TinyCNN
 from helpers.vision_tasks import channel_selection_images, cued_object_images, spatial_object_images
 
+from .. import seeding
+
 __all__ = ["parameter_count", "matched_width", "ChannelRun", "train_channel_selection", "map_overlap", "map_auc",
-           "SpatialRun", "train_spatial"]
+           "SpatialRun", "train_spatial", "signal_at_init"]
 
 
 def parameter_count(model: torch.nn.Module) -> int:
@@ -43,14 +46,16 @@ def matched_width(in_channels: int, num_classes: int, attention: str, *, width: 
                key=lambda w: abs(parameter_count(TinyCNN(in_channels, num_classes, width=w)) - target))
 
 
-def _fit(model: TinyCNN, images: Tensor, labels: Tensor, *, steps: int, batch_size: int, seed: int) -> None:
+def _fit(model: TinyCNN, images: Tensor, labels: Tensor, *, steps: int, batch_size: int, seed: int) -> float:
+    """Train; return the mean training loss of the last 20 steps."""
     def make_batch(step: int) -> tuple[Tensor, Tensor]:
         start = (step * batch_size) % len(images)
         return images[start:start + batch_size], labels[start:start + batch_size]
 
     with num_threads(1):
-        train(model, make_batch, steps=steps, lr=3e-3, seed=seed, accuracy_fn=None)
+        history = train(model, make_batch, steps=steps, lr=3e-3, seed=seed, accuracy_fn=None)
     model.eval()
+    return sum(history.loss[-20:]) / len(history.loss[-20:])
 
 
 @dataclass
@@ -143,9 +148,16 @@ class SpatialRun:
     example_map: Tensor | None  # (H, W) CBAM's spatial weights on the first held-out image
     example_image: Tensor  # (C, H, W)
     example_target: Tensor  # (H, W) bool
+    final_loss: float | None = None  # mean training loss of the last 20 steps (ln 2 = 0.693: never left chance)
 
 
 def _task(task: str, num: int, seed: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The images of ``task``; every model of a seed trains on the same ones, so they are made once."""
+    return _task_cached(task, num, seed, seeding.seed_offset())
+
+
+@functools.lru_cache(maxsize=8)
+def _task_cached(task: str, num: int, seed: int, offset: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     if task == "object":
         images, labels, masks = spatial_object_images(num, 12, clutter=6, seed=seed)
         lit = images[:, 0] > 0.5  # every lit pixel: object and clutter
@@ -158,6 +170,10 @@ def _task(task: str, num: int, seed: int) -> tuple[Tensor, Tensor, Tensor, Tenso
 def train_spatial(task: str, attention: str | None, *, seed: int, steps: int = 200, batch_size: int = 64,
                   spatial_kernel: int = 11, width: int = 8, first_kernel: int = 3) -> SpatialRun:
     """Train TinyCNN with or without CBAM on ``"object"`` (one shape in clutter) or ``"marked"``.
+
+    ``attention`` is ``None`` (a plain TinyCNN of matched parameter count), ``"cbam"``, or one of
+    CBAM's two parts alone, ``"cbam-channel"`` or ``"cbam-spatial"`` (the ablation; same width as
+    ``"cbam"``, so slightly fewer parameters).
 
     The map measured is the spatial attention of the CBAM on the input (TinyCNN puts one on the
     input channels and one after the first convolution; only the first sees the marker and the
@@ -177,13 +193,13 @@ def train_spatial(task: str, attention: str | None, *, seed: int, steps: int = 2
     model = TinyCNN(channels, 2, attention=attention, width=width, spatial_kernel=spatial_kernel)
     if first_kernel != 3:  # (width, C, k, k): the wide first convolution of the receptive-field control
         model.conv1 = torch.nn.Conv2d(channels, width, first_kernel, padding=first_kernel // 2)
-    _fit(model, images, labels, steps=steps, batch_size=batch_size, seed=seed)
+    final_loss = _fit(model, images, labels, steps=steps, batch_size=batch_size, seed=seed)
     test_x, test_y, test_target, test_other = _task(task, 512, 10_000 + seed)
     with torch.no_grad():
         accuracy = (model(test_x).argmax(-1) == test_y).float().mean().item()
-    if attention != "cbam":
+    if attention not in ("cbam", "cbam-spatial"):  # no spatial map to measure
         return SpatialRun(task, attention, seed, accuracy, None, None, None, None, None, None, None,
-                          parameter_count(model), None, test_x[0], test_target[0])
+                          parameter_count(model), None, test_x[0], test_target[0], final_loss)
     maps = model.input_attention.last_spatial_weights  # (N, H, W): the map that sees the input, marker included
     later = model.feature_attention.last_spatial_weights  # (N, H, W): the map after the first convolution
     on_target = (maps * test_target).sum((1, 2)) / test_target.sum((1, 2))  # (N,) mean map on the object
@@ -192,4 +208,34 @@ def train_spatial(task: str, attention: str | None, *, seed: int, steps: int = 2
                       map_auc(maps, test_other).mean().item(), (on_target > on_other).float().mean().item(),
                       on_target.mean().item(), on_other.mean().item(), maps.mean().item(),
                       (later.amax(dim=(1, 2)) - later.amin(dim=(1, 2))).mean().item(), parameter_count(model),
-                      maps[0], test_x[0], test_target[0])
+                      maps[0], test_x[0], test_target[0], final_loss)
+
+
+@torch.no_grad()
+def signal_at_init(task: str, attention: str | None, *, seed: int, spatial_kernel: int = 11, width: int = 8
+                   ) -> dict[str, float]:
+    """How much of the signal the attention modules of an untrained TinyCNN pass on, on ``task``'s images.
+
+    The model is the one :func:`train_spatial` starts from with the same ``seed`` (same width, same
+    initial weights). CBAM multiplies its input by a channel gate and a spatial gate, both in ``(0, 1)``:
+    at initialisation both sit near the sigmoid's middle, so each module shrinks what passes through.
+
+    Returns:
+        The standard deviation of the input, after the input attention, after the first convolution
+        and ReLU, and after the feature attention (on 512 training images), and the two ratios
+        ``input_pass`` (after / before the input attention) and ``feature_pass`` (the same for the
+        feature attention).
+    """
+    set_seed(seed)
+    images = _task(task, 4096, seed)[0][:512]
+    channels = images.shape[1]
+    width = width if attention else matched_width(channels, 2, "cbam", width=width, spatial_kernel=spatial_kernel)
+    model = TinyCNN(channels, 2, attention=attention, width=width, spatial_kernel=spatial_kernel).eval()
+    gated = model.input_attention(images)  # (N, C, H, W)
+    features = torch.relu(model.conv1(gated))  # (N, width, H, W)
+    refined = model.feature_attention(features)  # (N, width, H, W)
+    out = {"input": images.std().item(), "after_input_attention": gated.std().item(),
+           "after_conv1": features.std().item(), "after_feature_attention": refined.std().item()}
+    out["input_pass"] = out["after_input_attention"] / out["input"]
+    out["feature_pass"] = out["after_feature_attention"] / out["after_conv1"]
+    return out

@@ -1,4 +1,4 @@
-"""Figures and tables of chapter 5.3 (efficient attention), from :mod:`helpers.experiments.efficient_cost`
+"""Figures and tables of chapters 5.3 and 5.4 (efficient attention), from :mod:`helpers.experiments.efficient_cost`
 and :mod:`helpers.experiments.efficient_accuracy`."""
 
 from __future__ import annotations
@@ -98,9 +98,9 @@ _EXPLORED = {  # method -> (parameter name, values per slider level)
     "sliding window": ("window w", [8, 16, 32, 64, 128]),
     "BigBird": ("block b", [8, 16, 32, 64, 128]),
     "hierarchical": ("block b", [8, 16, 32, 64, 128]),
-    "Performer": ("features F", [16, 32, 64, 128, 256]),
+    "Performer": ("features m", [16, 32, 64, 128, 256]),
     "Linformer": ("projected length k", [16, 32, 64, 128, 256]),
-    "linear (elu+1)": ("(F = d)", [0, 0, 0, 0, 0]),
+    "linear (elu+1)": ("(m = d)", [0, 0, 0, 0, 0]),
 }
 
 
@@ -191,7 +191,8 @@ def accuracy_figure(results: Mapping[str, Mapping[str, Sequence[float]]]) -> go.
     for i, (task, per_variant) in enumerate(results.items()):
         names = list(per_variant)
         means = [float(np.mean(v)) for v in per_variant.values()]
-        fig.add_trace(go.Bar(x=names, y=decimals(means, 3), name=f"{task}: mean of 3 seeds", offsetgroup=str(i),
+        seeds = len(next(iter(per_variant.values())))
+        fig.add_trace(go.Bar(x=names, y=decimals(means, 3), name=f"{task}: mean of {seeds} seeds", offsetgroup=str(i),
                              marker_color=[GREEN, BLUE][i % 2], opacity=0.6))
         xs = [n for n, v in per_variant.items() for _ in v]
         ys = [a for v in per_variant.values() for a in v]

@@ -1,4 +1,4 @@
-"""Figures and tables of chapter 5.4 (vision), from :mod:`helpers.experiments.vision_attention`."""
+"""Figures and tables of chapter 5.5 (vision), from :mod:`helpers.experiments.vision_attention`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from helpers.experiments.vision_attention import ChannelRun, SpatialRun
 from helpers.figures.style import decimals, legend_below
 from helpers.viz.style import BLUE, NEUTRAL, VERMILLION, WEIGHT_COLORSCALE
 
-__all__ = ["channel_weights_figure", "accuracy_markdown", "spatial_map_figure"]
+__all__ = ["channel_weights_figure", "accuracy_markdown", "spatial_map_figure", "STUCK_LOSS", "never_left_chance"]
 
 
 def _split(values: np.ndarray, informative: np.ndarray) -> tuple[float, float]:
@@ -43,12 +43,38 @@ def channel_weights_figure(se_runs: Sequence[ChannelRun], plain_runs: Sequence[C
     return legend_below(fig)
 
 
-def accuracy_markdown(results: Mapping[str, Sequence[ChannelRun | SpatialRun]], params: Mapping[str, int]) -> str:
-    """Accuracy per model (mean, min–max over seeds) and its parameter count, as Markdown."""
-    lines = ["| model | parameters | held-out accuracy: mean (min–max over 3 seeds) |", "|---|---|---|"]
+STUCK_LOSS = 0.65
+"""A run whose training loss ends above this (chance is ln 2 = 0.693 for two classes) and whose held-out
+accuracy is under 0.6 never left chance (:func:`never_left_chance`)."""
+
+
+def never_left_chance(run: ChannelRun | SpatialRun) -> bool:
+    """Whether a run ended where it started: training loss still near ln 2 and held-out accuracy near chance."""
+    loss = getattr(run, "final_loss", None)
+    return loss is not None and loss > STUCK_LOSS and run.accuracy < 0.6
+
+
+def accuracy_markdown(results: Mapping[str, Sequence[ChannelRun | SpatialRun]], params: Mapping[str, int], *,
+                      per_seed: bool = False) -> str:
+    """Accuracy per model (mean, min–max over seeds) and its parameter count, as Markdown.
+
+    With ``per_seed``, each seed's accuracy instead of the range, and a column counting the runs that
+    never left chance (:func:`never_left_chance`).
+    """
+    count = len(next(iter(results.values())))
+    if per_seed:
+        lines = [f"| model | parameters | held-out accuracy of each of {count} seeds | mean | "
+                 "runs whose training loss never left chance |", "|---|---|---|---|---|"]
+    else:
+        lines = [f"| model | parameters | held-out accuracy: mean (min–max over {count} seeds) |", "|---|---|---|"]
     for name, runs in results.items():
         acc = [r.accuracy for r in runs]
-        lines.append(f"| {name} | {params[name]:,} | {np.mean(acc):.1%} ({min(acc):.1%}–{max(acc):.1%}) |")
+        if per_seed:
+            stuck = sum(never_left_chance(r) for r in runs)
+            lines.append(f"| {name} | {params[name]:,} | {', '.join(f'{a:.1%}' for a in acc)} | {np.mean(acc):.1%} | "
+                         f"{stuck} |")
+        else:
+            lines.append(f"| {name} | {params[name]:,} | {np.mean(acc):.1%} ({min(acc):.1%}–{max(acc):.1%}) |")
     return "\n".join(lines)
 
 
