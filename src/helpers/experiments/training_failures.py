@@ -31,8 +31,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import seeding
-from ..diagnostics import (GradientNormTracker, SaturationStats, attention_entropy, saturation_stats,
-                           softmax_jacobian_norm)
+from ..diagnostics import (
+    GradientNormTracker,
+    SaturationStats,
+    attention_entropy,
+    saturation_stats,
+    softmax_jacobian_norm,
+)
 from ..models import TinyConfig, TinyGPT
 from ..multihead import MultiHeadAttention
 from ..sigma_reparam import apply_sigma_reparam
