@@ -90,8 +90,8 @@ STATEMENTS_ZH: dict[str, str] = {
         "完整写出的注意力内存按 n^2 增长（每次加倍 3.6-4.4 倍），分块的按 n 增长（1.8-2.2 倍）",
     "at the largest n the chunked attention needs over eight times less memory":
         "在最大的 n 上，分块注意力所需内存不到完整写出的八分之一",
-    "PyTorch's fused kernel is over five times faster than the materialised readable version":
-        "PyTorch 的融合内核比完整写出的可读版本快五倍以上",
+    "PyTorch's fused kernel is over three times faster than the materialised readable version":
+        "PyTorch 的融合内核比完整写出的可读版本快三倍以上",
     "with gradients, the materialised attention's memory grows as n^2 (exponent 1.9-2.1)":
         "计算梯度时，完整写出的注意力内存按 n^2 增长（指数 1.9-2.1）",
     "autograd through the online softmax's loop is quadratic again (exponent 1.7-2.1)":
