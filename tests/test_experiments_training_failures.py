@@ -88,3 +88,40 @@ def test_sigma_reparam_monitor_lm_trains_and_starts_as_the_plain_model():
     torch.testing.assert_close(reparam(tokens)[0], plain(tokens)[0], rtol=1e-4, atol=1e-5)
     run = tf.train_monitored("s", lr=1e-2, steps=60, sigma_reparam=True)
     assert run.final_loss < 0.5
+
+
+def test_xavier_init_gives_one_norm_per_block_and_rejects_an_unknown_init():
+    norms = tf.init_layer_grad_norms(False, num_layers=3, init="xavier")
+    assert len(norms) == 3 and all(n > 0 for n in norms)
+    assert norms != tf.init_layer_grad_norms(False, num_layers=3)  # another initialisation, other gradients
+    with pytest.raises(ValueError, match="init"):
+        tf.init_layer_grad_norms(False, init="kaiming")
+
+
+def test_init_scores_match_init_saturation_and_dead_rows_follow_the_scale():
+    scores = tf.init_scores((0.02, 0.5))
+    assert scores[0].shape == (8, 4, 32, 32)
+    stats = tf.init_saturation((0.02, 0.5))
+    assert stats[0] == tf.saturation_stats(scores[0])
+    dead_small, alive_small = tf.dead_row_share(scores[0])
+    dead_big, _ = tf.dead_row_share(scores[1])
+    assert dead_small == 0 and dead_big > 0.2
+    assert alive_small == pytest.approx(math.sqrt(31) / 32, rel=0.02)  # near-uniform rows of 32 keys
+
+
+def test_dead_row_share_of_one_hot_and_uniform_rows():
+    one_hot = torch.tensor([[100.0, 0.0, 0.0, 0.0]])  # softmax is one-hot to float precision
+    uniform = torch.zeros(1, 4)
+    assert tf.dead_row_share(one_hot) == (1.0, 0.0)
+    dead, alive = tf.dead_row_share(uniform)
+    assert dead == 0.0 and alive == pytest.approx(math.sqrt(3) / 4)
+
+
+def test_adam_spike_steps_without_spikes_are_the_learning_rate_and_spikes_steer_the_steps():
+    plain = tf.adam_spike_steps(steps=20, every=1000, scale=1.0)
+    assert all(u == pytest.approx(1.0, rel=1e-5) for u in plain)  # a constant gradient: m_hat = v_hat = 1
+    along = tf.adam_spike_steps(steps=30, every=10, scale=1000.0)
+    against = tf.adam_spike_steps(steps=30, every=10, scale=1000.0, sign=-1.0)
+    between = [u for step, u in enumerate(along) if step >= 10 and step % 10]
+    assert 0.1 < min(between) < max(between) < 0.5  # smaller than usual, not 300 times smaller
+    assert all(u < 0 for u in against)  # the first moment holds the spike's direction

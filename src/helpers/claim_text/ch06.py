@@ -16,18 +16,18 @@ STATEMENTS_ZH: dict[str, str] = {
         "只有第 0 层给 [SEP] 的权重高于未训练的基线",
     "in layers 1-5 [CLS]'s share by norm is less than half its share by weight":
         "在第 1-5 层，按范数计 [CLS] 的份额不到按权重计的一半",
-    "every classifier solves the trigger task (over 98 % held-out accuracy)":
-        "每个分类器都解决了触发词任务（留出集准确率高于 98%）",
-    "raw attention misses the deciding token in most examples, in every seed":
-        "在每个种子中，原始注意力在大多数样本里都没有指向决定性的词元",
-    "rollout names the deciding token at least 0.3 more often than raw attention, on average over seeds":
-        "按种子平均，注意力展开指出决定性词元的比例比原始注意力至少高 0.3",
-    "occlusion names the deciding token at least 0.3 more often than raw attention, on average over seeds":
-        "按种子平均，遮挡法指出决定性词元的比例比原始注意力至少高 0.3",
     "in a one-layer model the raw attention map names the trigger in over 90 % of examples, every seed":
         "在单层模型中，原始注意力图在超过 90% 的样本里指出触发词，每个种子都如此",
-    "the one-layer model's map names the trigger at least 0.3 more often than the two-layer model's last map, every seed":
-        "单层模型的注意力图指出触发词的比例比两层模型最后一层的图至少高 0.3，每个种子都如此",
+    "every classifier solves the trigger task (over 98 % held-out accuracy), and removing the trigger changes its answer in over 99 % of the examples":
+        "每个分类器都解决了触发词任务（留出集准确率高于 98%），而且去掉触发词后，超过 99% 的样本答案随之改变",
+    "raw attention names the deciding token in under 60 % of the examples in most seeds (at least 4 of 6)":
+        "在大多数种子（6 个中至少 4 个）上，原始注意力指出决定性词元的样本不到 60%",
+    "in most seeds (at least 4 of 6) the last map names the trigger in under half of the examples of at least one of the two trigger kinds":
+        "在大多数种子（6 个中至少 4 个）上，对两种触发词中的至少一种，最后一层的注意力图在不到一半的样本里指出触发词",
+    "rollout and occlusion name the deciding token in over 90 % of the examples, in every seed":
+        "在每个种子上，注意力展开和遮挡法都在超过 90% 的样本里指出决定性的词元",
+    "the one-layer model's map names the trigger at least 0.3 more often than the two-layer model's last map, on average over seeds":
+        "按种子平均，单层模型的注意力图指出触发词的比例比两层模型最后一层的图至少高 0.3",
     # book/06-pitfalls/02-training.md
     "at lr 0.003 every run of every setting trains":
         "学习率为 0.003 时，每种设置的每次运行都能训练",
@@ -65,6 +65,16 @@ STATEMENTS_ZH: dict[str, str] = {
         "学习率为 0.1 时，σReparam 在每个种子上都防止了坍缩，并在部分种子上能训练",
     "at lr 0.01 σReparam trains (loss under 0.1 in every seed)":
         "学习率为 0.01 时，σReparam 能训练（每个种子的损失都低于 0.1）",
+    "with Xavier initialisation Post-LN's last block gets a larger gradient than Pre-LN's (on average over seeds), with GPT-2's a smaller one in every seed":
+        "用 Xavier 初始化时，Post-LN 最后一块的梯度大于 Pre-LN 的（按种子平均）；用 GPT-2 的初始化时，每个种子上都更小",
+    "Post-LN's block gradients are within a factor of four of each other with Xavier initialisation and over eight times apart with GPT-2's, in every seed":
+        "在每个种子上，用 Xavier 初始化时 Post-LN 各块梯度彼此相差不到四倍，用 GPT-2 的初始化时相差八倍以上",
+    "with GPT-2's initialisation the attention starts uniform, and no softmax row is saturated":
+        "用 GPT-2 的初始化时，注意力一开始是均匀的，没有一行 softmax 饱和",
+    "with weights of standard deviation 0.5 over 30 % of the softmax rows are saturated at step 0":
+        "权重标准差为 0.5 时，第 0 步就有超过 30% 的 softmax 行饱和",
+    "saturation at standard deviation 0.5 lowers the softmax Jacobian's mean norm below that at 0.2":
+        "标准差为 0.5 时的饱和，使 softmax 雅可比矩阵的平均范数低于标准差为 0.2 时",
     # book/06-pitfalls/03-memory.md
     "doubling n multiplies the layer's forward peak by about four (3.6-4.4): quadratic":
         "n 加倍时，这一层前向计算的峰值内存约变为四倍（3.6-4.4）：二次增长",
@@ -74,14 +84,14 @@ STATEMENTS_ZH: dict[str, str] = {
         "前向峰值内存相当于两到五个 n x n 的分数矩阵",
     "gradient checkpointing needs over two times less memory":
         "梯度检查点所需内存不到原来的一半",
-    "gradient checkpointing costs more time, but less than double":
-        "梯度检查点要多花时间，但不到两倍",
+    "a checkpointed training step takes less than twice the time of a plain one":
+        "做了检查点的一个训练步，耗时不到普通训练步的两倍",
     "the materialised attention's memory grows as n^2 (3.6-4.4 a doubling) and the chunked one's as n (1.8-2.2)":
         "完整写出的注意力内存按 n^2 增长（每次加倍 3.6-4.4 倍），分块的按 n 增长（1.8-2.2 倍）",
     "at the largest n the chunked attention needs over eight times less memory":
         "在最大的 n 上，分块注意力所需内存不到完整写出的八分之一",
-    "PyTorch's fused kernel is over five times faster than the materialised readable version":
-        "PyTorch 的融合内核比完整写出的可读版本快五倍以上",
+    "PyTorch's fused kernel is over three times faster than the materialised readable version":
+        "PyTorch 的融合内核比完整写出的可读版本快三倍以上",
     "with gradients, the materialised attention's memory grows as n^2 (exponent 1.9-2.1)":
         "计算梯度时，完整写出的注意力内存按 n^2 增长（指数 1.9-2.1）",
     "autograd through the online softmax's loop is quadratic again (exponent 1.7-2.1)":
@@ -96,8 +106,8 @@ STATEMENTS_ZH: dict[str, str] = {
         "对在线 softmax 做自动求导所需内存与完整写出的注意力相当（超过其 0.7 倍，也超过一个 n x n 矩阵）",
     "the materialised attention with gradients needs more than one n x n matrix":
         "计算梯度时，完整写出的注意力需要的内存超过一个 n x n 矩阵",
-    "under bfloat16 autocast the peak memory stays above 0.9 of float32's":
-        "在 bfloat16 自动混合精度下，峰值内存仍高于 float32 的 0.9 倍",
+    "with bfloat16 inputs the readable attention's peak memory stays above 0.9 of float32's":
+        "输入为 bfloat16 时，可读版注意力的峰值内存仍高于 float32 时的 0.9",
     "bfloat16 attention stays within 0.05 of float32's output":
         "bfloat16 注意力的输出与 float32 相差不到 0.05",
     # book/06-pitfalls/04-decoding.md

@@ -6,8 +6,10 @@
 - :func:`sentence_pooling`: how the packaged all-MiniLM-L6-v2 turns its token outputs into a
   sentence embedding (its sentence-transformers pooling configuration).
 - :func:`train_trigger_classifier` and :func:`attribution_agreement`: a tiny encoder classifier
-  on a synthetic task whose deciding token is known, and how often each attribution method
-  (raw [CLS] attention, rollout, gradient x input, occlusion) points at it.
+  on a synthetic task whose deciding token is known (a trigger token decides the class; a sequence
+  without one is a class of its own), and how often each attribution method (raw [CLS] attention,
+  rollout, gradient x input, occlusion) points at it; :func:`trigger_decides` checks that removing
+  the trigger changes the answer.
 
 Shape legend:
     B batch, L tokens, H heads, E head size, D model width, N layers.
@@ -30,9 +32,9 @@ from ..diagnostics import attention_rollout, norm_weighted_attention
 from ..models import TinyConfig, TinyEncoder
 from ..train import set_seed, train
 
-__all__ = ["SENTENCES", "random_like", "sentence_pooling", "special_token_shares", "TRIGGERS", "trigger_batches",
-           "ClsClassifier", "TriggerRun", "train_trigger_classifier", "attributions", "attribution_agreement",
-           "mean_over"]
+__all__ = ["SENTENCES", "random_like", "sentence_pooling", "special_token_shares", "TRIGGERS", "NO_TRIGGER",
+           "trigger_batches", "ClsClassifier", "TriggerRun", "train_trigger_classifier", "attributions",
+           "attribution_agreement", "trigger_decides", "mean_over"]
 
 SENTENCES = (
     "The animal didn't cross the street because it was too tired.",
@@ -103,37 +105,56 @@ def special_token_shares(model: torch.nn.Module, tokenizer: object, sentences: S
     return sums
 
 
-TRIGGERS = (1, 2)  # token 1 decides class 1, token 2 decides class 0; other ids are filler
+TRIGGERS = (1, 2)  # token 1 decides class 1, token 2 class 2; a sequence without either is class 0
 CLS_ID = 0
+NO_TRIGGER = -1  # the "position" of the trigger in a sequence that has none
 
 
-def trigger_batches(seed: int, *, batch: int = 32, length: int = 12, vocab: int = 16
-                    ) -> tuple[Tensor, Tensor, Tensor]:
-    """Sequences ``[CLS] filler ... trigger ... filler`` with exactly one trigger token.
+def trigger_batches(seed: int, *, batch: int = 32, length: int = 12, vocab: int = 16,
+                    classes: Sequence[int] = (0, 1, 2)) -> tuple[Tensor, Tensor, Tensor]:
+    """Sequences ``[CLS] filler ... [trigger] ... filler`` with at most one trigger token.
+
+    Class ``c`` in ``TRIGGERS`` has the trigger token ``c`` at one random position; class 0 has
+    none. Every trigger is then *necessary* for its class: without it the sequence is class 0. (With
+    two classes and a trigger in every sequence, a model could detect one trigger and answer the
+    other class by default, and a sequence of that class would have no deciding token.)
+
+    Args:
+        seed: Seed of the draw (through :mod:`helpers.seeding`).
+        batch: Sequences.
+        length: Tokens per sequence, [CLS] included.
+        vocab: Vocabulary size; the filler ids are ``3 .. vocab - 1``.
+        classes: The classes to draw from, uniformly (``(1, 2)``: only sequences with a trigger).
 
     Returns:
-        ``(tokens, labels, positions)``: tokens ``(B, L)``, the class ``(B,)`` (1 if the
-        trigger is ``TRIGGERS[0]``), and the trigger's position ``(B,)``.
+        ``(tokens, labels, positions)``: tokens ``(B, L)``, the class ``(B,)``, and the trigger's
+        position ``(B,)`` (``NO_TRIGGER`` for class 0).
     """
+    if not classes or any(c not in (0, *TRIGGERS) for c in classes):
+        raise ValueError(f"classes must be a non-empty subset of (0, 1, 2), got {classes!r}")
     g = seeding.generator(seed)
     tokens = torch.randint(3, vocab, (batch, length), generator=g)  # filler ids 3..V-1
     tokens[:, 0] = CLS_ID
     positions = torch.randint(1, length, (batch,), generator=g)
-    labels = torch.randint(0, 2, (batch,), generator=g)
-    tokens[torch.arange(batch), positions] = torch.where(labels == 1, TRIGGERS[0], TRIGGERS[1])
+    pick = torch.randint(0, len(classes), (batch,), generator=g)
+    labels = torch.tensor(list(classes))[pick]  # (B,)
+    has = labels > 0
+    rows = torch.arange(batch)[has]
+    tokens[rows, positions[has]] = labels[has]  # the trigger token of class c is the id c
+    positions = torch.where(has, positions, torch.full_like(positions, NO_TRIGGER))
     return tokens, labels, positions
 
 
 class ClsClassifier(torch.nn.Module):
     """A TinyEncoder whose class logits are read at position 0 ([CLS])."""
 
-    def __init__(self, config: TinyConfig) -> None:
+    def __init__(self, config: TinyConfig, num_classes: int = 3) -> None:
         super().__init__()
-        self.encoder = TinyEncoder(config, num_outputs=2)
+        self.encoder = TinyEncoder(config, num_outputs=num_classes)
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor | None]:
         out = self.encoder(tokens, need_weights=True)
-        return out.output[:, 0], out.attentions  # (B, 2), (N, B, H, L, L)
+        return out.output[:, 0], out.attentions  # (B, C), (N, B, H, L, L)
 
 
 @dataclass
@@ -143,15 +164,19 @@ class TriggerRun:
     accuracy: float  # held-out accuracy
 
 
-def train_trigger_classifier(seed: int, *, steps: int = 150, num_layers: int = 2) -> TriggerRun:
-    """Train a 2-layer encoder (width 32, 2 heads) to classify by the trigger token; held-out accuracy."""
+def train_trigger_classifier(seed: int, *, steps: int = 300, num_layers: int = 2) -> TriggerRun:
+    """Train an encoder (width 32, 2 heads, 2 layers) to classify by the trigger token; held-out accuracy.
+
+    Three classes (no trigger, trigger 1, trigger 2), AdamW at 3e-3, batches of 32. 300 steps: with
+    150, 2 of 32 two-layer seeds had learnt only two of the three classes (chapter 6.1's study).
+    """
     set_seed(seed)
     model = ClsClassifier(TinyConfig(vocab_size=16, embed_dim=32, num_heads=2, num_layers=num_layers,
                                       max_positions=16))
     train(model, lambda step: trigger_batches(seed * 100_000 + step)[:2], steps=steps, lr=3e-3, seed=seed,
           accuracy_fn=None)
     model.eval()
-    tokens, labels, _ = trigger_batches(10_000_000 + seed, batch=500)
+    tokens, labels, _ = trigger_batches(10_000_000 + seed, batch=600)
     with torch.no_grad():
         accuracy = (model(tokens)[0].argmax(-1) == labels).float().mean().item()
     return TriggerRun(seed, model, accuracy)
@@ -208,11 +233,39 @@ def attributions(model: ClsClassifier, tokens: Tensor, labels: Tensor) -> dict[s
     return result
 
 
-def attribution_agreement(run: TriggerRun, *, batch: int = 300) -> dict[str, float]:
-    """Fraction of held-out examples where each method's most important token is the trigger."""
-    tokens, labels, positions = trigger_batches(20_000_000 + run.seed, batch=batch)
+def _held_out(run: TriggerRun, batch: int, trigger: int | None) -> tuple[Tensor, Tensor, Tensor]:
+    """Held-out sequences that all hold a trigger (of one kind when ``trigger`` is given)."""
+    classes = TRIGGERS if trigger is None else (trigger,)
+    return trigger_batches(20_000_000 + run.seed, batch=batch, classes=classes)
+
+
+def attribution_agreement(run: TriggerRun, *, batch: int = 300, trigger: int | None = None) -> dict[str, float]:
+    """Fraction of held-out examples where each method's most important token is the trigger.
+
+    Only sequences that hold a trigger are asked (class 0 has no deciding token).
+
+    Args:
+        run: A trained classifier.
+        batch: Held-out sequences, each with a trigger.
+        trigger: Only sequences with this trigger (1 or 2); ``None``: both kinds, drawn evenly.
+
+    Returns:
+        Method name -> hit rate.
+    """
+    tokens, labels, positions = _held_out(run, batch, trigger)
     scores = attributions(run.model, tokens, labels)
     return {name: (value.argmax(-1) == positions).float().mean().item() for name, value in scores.items()}
+
+
+@torch.no_grad()
+def trigger_decides(run: TriggerRun, *, batch: int = 300) -> float:
+    """Fraction of held-out sequences with a trigger whose predicted class changes when the trigger is
+    replaced by a filler token: how often the trigger is, for this model, the token that decides."""
+    tokens, _, positions = _held_out(run, batch, None)
+    rows = torch.arange(batch)
+    occluded = tokens.clone()
+    occluded[rows, positions] = 3 + (tokens[rows, positions] - 2) % 13  # a filler id, as in the occlusion
+    return (run.model(tokens)[0].argmax(-1) != run.model(occluded)[0].argmax(-1)).float().mean().item()
 
 
 def mean_over(runs: Sequence[dict[str, float]]) -> dict[str, float]:

@@ -9,7 +9,9 @@ training works, which leaves room for a grid of runs on a CPU.
   without warm-up, several seeds; :func:`init_layer_grad_norms`: gradient norm per layer at
   initialisation.
 - :func:`train_lag_model` with ``clip_grad_norm``: clipping in the unstable setting.
-- :func:`init_saturation`: projections initialised too large saturate the softmax at step 0.
+- :func:`init_saturation`, :func:`dead_row_share`: projections initialised too large saturate the softmax at
+  step 0, and the saturated rows pass no gradient.
+- :func:`adam_spike_steps`: the arithmetic of a gradient spike under Adam (both moments hold it).
 - :func:`train_monitored`: per-head attention entropy during training, with the two failure
   modes (uniform attention, entropy collapse; Zhai et al., 2023) and their fixes (QK-norm).
 
@@ -29,7 +31,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import seeding
-from ..diagnostics import GradientNormTracker, SaturationStats, attention_entropy, saturation_stats
+from ..diagnostics import (
+    GradientNormTracker,
+    SaturationStats,
+    attention_entropy,
+    saturation_stats,
+    softmax_jacobian_norm,
+)
 from ..models import TinyConfig, TinyGPT
 from ..multihead import MultiHeadAttention
 from ..sigma_reparam import apply_sigma_reparam
@@ -38,7 +46,8 @@ from ..train import TrainingHistory, set_seed, train
 __all__ = [
     "VOCAB", "LAG", "lag_batches", "lag_loss", "spiked_loss", "RunResult", "train_lag_model", "ln_grid",
     "failure_share",
-    "init_layer_grad_norms", "init_saturation", "MonitorLM", "MonitoredRun", "train_monitored",
+    "INITS", "init_layer_grad_norms", "init_scores", "init_saturation", "dead_row_share", "adam_spike_steps",
+    "MonitorLM", "MonitoredRun", "train_monitored",
     "mean_spread",
 ]
 
@@ -195,19 +204,45 @@ def mean_spread(values: Sequence[float]) -> tuple[float, float, float]:
     return statistics.fmean(values), min(values), max(values)
 
 
-def init_layer_grad_norms(norm_first: bool, *, num_layers: int = 6, embed_dim: int = 32, seed: int = 0
-                          ) -> list[float]:
+INITS = ("gpt2", "xavier")
+"""The initialisations :func:`init_layer_grad_norms` compares: GPT-2's (the package's models) and Xavier's."""
+
+
+def _xavier_init(model: nn.Module) -> None:
+    """Xavier-uniform weights for every linear layer (zero biases), ``N(0, 1/D)`` embeddings: the
+    initialisation of Xiong et al.'s analysis, in place of GPT-2's ``N(0, 0.02)``."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=module.embedding_dim ** -0.5)
+
+
+def init_layer_grad_norms(norm_first: bool, *, num_layers: int = 6, embed_dim: int = 32, seed: int = 0,
+                          init: str = "gpt2") -> list[float]:
     """Gradient norm of each block's parameters at initialisation, on one batch of the lag task.
 
-    Xiong et al. (2020) show that in Post-LN the gradient of the last layers is large at
-    initialisation, and that Pre-LN's is spread evenly: the reason Post-LN needs warm-up.
+    Xiong et al. (2020) bound the gradient of the last layer at initialisation (Xavier weights):
+    in Post-LN it does not shrink with depth, in Pre-LN it shrinks as ``1/sqrt(N)``.
+
+    Args:
+        norm_first: Pre-LN (``True``) or Post-LN (``False``) blocks.
+        num_layers, embed_dim: The model's size.
+        seed: Seed of the weights and the batch.
+        init: ``"gpt2"`` (the package's ``N(0, 0.02)``) or ``"xavier"`` (:func:`_xavier_init`).
 
     Returns:
         One norm per block, first block first (``sqrt`` of the sum of its parameters' squared norms).
     """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
     set_seed(seed)
     model = TinyGPT(TinyConfig(vocab_size=VOCAB, embed_dim=embed_dim, num_heads=2, num_layers=num_layers,
                                norm_first=norm_first, max_positions=32))
+    if init == "xavier":
+        _xavier_init(model)
     tokens, targets = lag_batches(seed, batch=64)(0)
     with GradientNormTracker(model) as tracker:
         lag_loss()(model(tokens).output, targets).backward()
@@ -218,16 +253,17 @@ def init_layer_grad_norms(norm_first: bool, *, num_layers: int = 6, embed_dim: i
     return [math.sqrt(s) for s in squares]
 
 
-def init_saturation(stds: Sequence[float], *, embed_dim: int = 64, num_heads: int = 4, length: int = 32,
-                    seed: int = 0) -> list[SaturationStats]:
-    """Softmax saturation at step 0 when ``W^Q`` and ``W^K`` are drawn from ``N(0, std^2)``.
+def init_scores(stds: Sequence[float], *, embed_dim: int = 64, num_heads: int = 4, length: int = 32,
+                seed: int = 0) -> list[Tensor]:
+    """Scaled attention scores at step 0 when ``W^Q`` and ``W^K`` are drawn from ``N(0, std^2)``.
 
     The input is layer-normalised (unit variance per feature, as a Transformer's attention sees
     it), so each score ``q.k / sqrt(E)`` has a standard deviation of about ``D std^2``
     (chapter 3's variance argument, with the projections' variance ``D std^2`` per query entry).
+    No mask: every row has ``length`` keys.
 
     Returns:
-        One :class:`~helpers.diagnostics.SaturationStats` per ``std``.
+        One ``(8, H, L, L)`` score tensor per ``std``.
     """
     results = []
     for std in stds:
@@ -240,9 +276,61 @@ def init_saturation(stds: Sequence[float], *, embed_dim: int = 64, num_heads: in
         with torch.no_grad():
             q = layer.q_proj(x).view(8, length, num_heads, e).transpose(1, 2)  # (B, H, L, E)
             k = layer.k_proj(x).view(8, length, num_heads, e).transpose(1, 2)  # (B, H, L, E)
-            scores = q @ k.transpose(-2, -1) / math.sqrt(e)  # (B, H, L, E) x (B, H, E, L) -> (B, H, L, L)
-        results.append(saturation_stats(scores))
+            results.append(q @ k.transpose(-2, -1) / math.sqrt(e))  # (B, H, L, E) x (B, H, E, L) -> (B, H, L, L)
     return results
+
+
+def init_saturation(stds: Sequence[float], *, embed_dim: int = 64, num_heads: int = 4, length: int = 32,
+                    seed: int = 0) -> list[SaturationStats]:
+    """Softmax saturation at step 0 when ``W^Q`` and ``W^K`` are drawn from ``N(0, std^2)`` (:func:`init_scores`).
+
+    Returns:
+        One :class:`~helpers.diagnostics.SaturationStats` per ``std``.
+    """
+    return [saturation_stats(scores) for scores in init_scores(stds, embed_dim=embed_dim, num_heads=num_heads,
+                                                               length=length, seed=seed)]
+
+
+def dead_row_share(scores: Tensor, *, below: float = 0.01) -> tuple[float, float]:
+    """Share of softmax rows whose Jacobian ``diag(p) - p p^T`` has a Frobenius norm under ``below``,
+    and the mean norm of the other rows.
+
+    Such a row passes (almost) no gradient back to its scores: it is saturated. A uniform row of
+    ``n`` keys has a norm of ``sqrt(n - 1) / n``, a one-hot row 0.
+
+    Returns:
+        ``(share of dead rows, mean Jacobian norm of the live rows)`` (the mean is 0 when every row is dead).
+
+    Shape:
+        scores: ``(..., S)``.
+    """
+    norms = softmax_jacobian_norm(scores.float()).flatten()
+    dead = norms < below
+    alive = norms[~dead]
+    return dead.float().mean().item(), (alive.mean().item() if alive.numel() else 0.0)
+
+
+def adam_spike_steps(*, steps: int = 80, every: int = 10, scale: float = 1000.0, sign: float = 1.0,
+                     lr: float = 1.0) -> list[float]:
+    """AdamW's update, step by step, on one parameter whose gradient is 1 except every ``every``-th step.
+
+    The spiked steps (0, ``every``, ...) have gradient ``sign * scale``: the arithmetic of a gradient
+    spike under Adam, with PyTorch's defaults (beta1 0.9, beta2 0.999, bias correction, no weight decay).
+    Without spikes every update is ``lr`` (a constant gradient of 1 gives ``m_hat = v_hat = 1``).
+
+    Returns:
+        The update of each step along the ordinary gradient's descent direction, in units of ``lr``
+        (positive: the step the ordinary gradient asks for; negative: the opposite way).
+    """
+    param = torch.zeros(1, requires_grad=True)
+    optimiser = torch.optim.AdamW([param], lr=lr, weight_decay=0.0)
+    updates = []
+    for step in range(steps):
+        param.grad = torch.tensor([sign * scale if step % every == 0 else 1.0])
+        before = param.detach().clone()
+        optimiser.step()
+        updates.append((before - param.detach()).item() / lr)
+    return updates
 
 
 class MonitorLM(nn.Module):
