@@ -237,9 +237,9 @@ def rope_scaling_runs(
         vocab_size: Symbols of the task.
         embed_dim: Model width (4 heads: ``E = embed_dim / 4``).
         lags: The recurrence's offsets.
-        long_test_len: If positive, every model is also evaluated on ``num_long_test`` sequences of this
-            many tokens (:attr:`ScalingRun.long_per_position`): past the length of the fine-tune, where
-            YaRN's Table 1 (its 10k column) separates the rules.
+        long_test_len: If positive, the fine-tuned models (all models if ``fine_tune_steps == 0``) are also
+            evaluated on ``num_long_test`` sequences of this many tokens (:attr:`ScalingRun.long_per_position`):
+            past the length of the fine-tune, where YaRN's Table 1 (its 10k column) separates the rules.
         num_long_test: Sequences of that longer test.
 
     Returns:
@@ -270,8 +270,8 @@ def rope_scaling_runs(
     long_test = (recurrence_sequences(num_long_test, long_test_len, vocab_size, seed=99_998, lags=lags)
                  if long_test_len else None)  # (N', T')
 
-    def evaluate(model: TinyGPT) -> tuple[list[float], list[float] | None]:
-        return _per_position(model, test), None if long_test is None else _per_position(model, long_test)
+    def evaluate(model: TinyGPT, long: bool) -> tuple[list[float], list[float] | None]:
+        return _per_position(model, test), None if long_test is None or not long else _per_position(model, long_test)
 
     runs: dict[tuple[str, int], list[ScalingRun]] = {}
     with num_threads(1):
@@ -282,7 +282,7 @@ def rope_scaling_runs(
                 start = time.process_time()
                 rotary = scaled_rotary(method, head_dim, factor, train_len)
                 model = with_rotary(base, rotary)
-                short, long = evaluate(model)
+                short, long = evaluate(model, fine_tune_steps == 0)
                 runs.setdefault((method, 0), []).append(ScalingRun(
                     method, seed, 0, train_len, short, time.process_time() - start, long))
                 if fine_tune_steps == 0:
@@ -296,7 +296,7 @@ def rope_scaling_runs(
 
                 train(LogitsOnly(model), make_batch, steps=fine_tune_steps, lr=fine_tune_lr, accuracy_fn=None,
                       seed=seed, warmup_steps=min(5, fine_tune_steps))
-                short, long = evaluate(model)
+                short, long = evaluate(model, True)
                 runs.setdefault((method, fine_tune_steps), []).append(ScalingRun(
                     method, seed, fine_tune_steps, train_len, short, time.process_time() - start, long))
     return runs
