@@ -221,11 +221,29 @@ def sink_figure(runs: Sequence[SinkRun], kinds: Sequence[str], train_length: int
 
 
 def sink_table(runs: Sequence[SinkRun], kinds: Sequence[str]) -> str:
-    """Loss and copy accuracy once the cache is full, per kind, as mean [min, max] over seeds, in Markdown."""
-    rows = ["| cache | loss once the cache is full | accuracy on the copies |", "|---|---|---|"]
+    """Loss and copy accuracy per kind, as mean [min, max] over seeds, in Markdown.
+
+    Columns: the loss once the cache is full, the accuracy on the copies once the cache is full and
+    past the training length (where the runs recorded it). A last row gives the language's own floor
+    of the loss on the same tokens (:attr:`~helpers.experiments.attention_sinks.SinkRun.floor_loss`),
+    where the runs recorded it.
+    """
+    def cell(values: Sequence[float], digits: int) -> str:
+        return f"{statistics.fmean(values):.{digits}f} [{min(values):.{digits}f}, {max(values):.{digits}f}]"
+
+    past = all(r.past_length_accuracy for r in runs)
+    head = "| cache | loss once the cache is full | accuracy on the copies |"
+    rule = "|---|---|---|"
+    if past:
+        head, rule = head + " accuracy on the copies past the training length |", rule + "---|"
+    rows = [head, rule]
     for kind in kinds:
-        loss = [r.mean_loss[kind] for r in runs]
-        acc = [r.mean_accuracy[kind] for r in runs]
-        rows.append(f"| {kind} | {statistics.fmean(loss):.3f} [{min(loss):.3f}, {max(loss):.3f}] | "
-                    f"{statistics.fmean(acc):.2f} [{min(acc):.2f}, {max(acc):.2f}] |")
+        row = (f"| {kind} | {cell([r.mean_loss[kind] for r in runs], 3)} | "
+               f"{cell([r.mean_accuracy[kind] for r in runs], 2)} |")
+        if past:
+            row += f" {cell([r.past_length_accuracy[kind] for r in runs], 2)} |"
+        rows.append(row)
+    floors = [r.floor_loss for r in runs]
+    if all(math.isfinite(f) for f in floors):
+        rows.append(f"| the language's floor | {cell(floors, 3)} | — |" + (" — |" if past else ""))
     return "\n".join(rows)
