@@ -134,8 +134,8 @@ STATEMENTS_ZH: dict[str, str] = {
         "有可学习的位置编码时，顺序任务在每个种子上都被解决（高于 0.95），没有位置编码时远远不够（低于 0.6）",
     "without positions no seed does better than the best function of a token and the set (within 0.04, the test set's noise)":
         "没有位置编码时，没有哪个种子超过“词元与集合的最优函数”所能达到的水平（误差在 0.04 以内，即测试集的噪声）",
-    "inside the training length every encoding solves the task (over 0.85 on average)":
-        "在训练长度内，每种位置编码都解决了任务（平均高于 0.85）",
+    "inside the training length T5, ALiBi, the learned table and RoPE solve the task in every seed (over 0.85)":
+        "在训练长度内，T5、ALiBi、可学习的位置表和 RoPE 在每个种子上都解决了任务（高于 0.85）",
     "without positions the model does worse inside the training length than with learned positions":
         "没有位置编码时，模型在训练长度之内的表现不如有可学习位置编码的",
     "past the training length the absolute encodings collapse (sinusoidal under 0.5, learned under 0.75)":
@@ -146,10 +146,8 @@ STATEMENTS_ZH: dict[str, str] = {
         "超出训练长度后，RoPE 逐渐退化",
     "just past the training length RoPE is above both absolute encodings in every seed":
         "刚超出训练长度时，RoPE 在每个种子上都高于两种绝对位置编码",
-    "far past the training length the seeds rank T5 above ALiBi above {none, learned, RoPE} above sinusoidal":
-        "远超训练长度时，各种子的排序为 T5 高于 ALiBi，高于 {无、可学习、RoPE}，高于正弦",
-    "far past the training length the seeds do not separate none, learned and RoPE":
-        "远超训练长度时，各种子无法区分无位置编码、可学习编码和 RoPE",
+    "far past the training length every seed ranks T5 above ALiBi above the rest, and sinusoidal below no encoding and the learned table":
+        "远超训练长度时，每个种子的排序都是 T5 高于 ALiBi，ALiBi 高于其余各种，而正弦低于无位置编码和可学习的位置表",
     "RoPE recovers when it predicts from the last TRAIN_LEN - 1 tokens only (over 95 % of its inside accuracy, above every far seed)":
         "只用最后 TRAIN_LEN - 1 个词元预测时，RoPE 恢复了（达到训练长度内准确率的 95% 以上，高于所有远距离种子）",
     "in every seed the learned positions encode position mod 3, the rule's lag (cosine over 0.7 at lag 3, below 0 at lag 1)":
