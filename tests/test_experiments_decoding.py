@@ -168,7 +168,7 @@ def test_recent_shapes_are_gqa8_with_128_kib_per_token_and_the_window_caps_the_c
         assert kv_cache_bytes(s.num_layers, s.num_kv_heads, s.head_dim, 1, 1, torch.bfloat16) == 128 * 1024
     assert llama3.sliding_window is None and llama3.cache_tokens(32768) == 32768
     assert mistral.cache_tokens(1000) == 1000 and mistral.cache_tokens(32768) == 4096
-    # Llama-3-8B: 8.03 B parameters with the untied 128256 x 4096 input embedding
+    # Llama-3.1-8B: 8.03 B parameters with the untied 128256 x 4096 input embedding
     assert abs((llama3.params + llama3.vocab_size * llama3.embed_dim) / 1e9 - 8.03) < 0.01
     table = fig.shape_table(dec.RECENT_SHAPES, context=32768)
     assert "| 4.0 GiB |" in table and "| 0.5 GiB |" in table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from helpers.experiments import position as pos
@@ -136,3 +137,25 @@ def test_extrapolation_runs_evaluate_the_windowed_encodings_only() -> None:
     rope = runs["rope"][0]
     assert len(rope.windowed_per_position) == len(rope.per_position) == 15
     assert rope.windowed_per_position[:7] == rope.per_position[:7]  # positions inside the window: the same
+
+
+def test_the_set_function_ceiling_is_the_mean_share_of_the_commonest_other_token() -> None:
+    from collections import Counter
+
+    from helpers.tasks import reverse_task
+
+    tokens, targets = reverse_task(64, 8, 8, seed=7)
+    expected = []
+    for row in tokens.tolist():
+        for i in range(len(row)):
+            others = Counter(row[:i] + row[i + 1:])
+            expected.append(max(others.values()) / (len(row) - 1))
+    assert pos.set_function_ceiling(tokens) == pytest.approx(sum(expected) / len(expected), abs=1e-12)
+    # guessing the commonest other token reaches the ceiling on average (the reversal's target is one of them)
+    many, many_targets = reverse_task(4000, 8, 8, seed=8)
+    counts = torch.nn.functional.one_hot(many).sum(1)  # (N, V)
+    others = counts[:, None, :] - torch.nn.functional.one_hot(many, counts.size(-1))  # (N, L, V)
+    guess = others.argmax(-1)  # (N, L)
+    assert (guess == many_targets).float().mean().item() == pytest.approx(pos.set_function_ceiling(many), abs=0.01)
+    with pytest.raises(ValueError, match="tokens"):
+        pos.set_function_ceiling(torch.zeros(4, dtype=torch.long))

@@ -70,3 +70,14 @@ def test_another_shape_and_bad_kv_heads() -> None:
     for bad in ((), (3,), (0,), (True,)):
         with pytest.raises(ValueError, match="kv_heads must be divisors of shape.num_heads = 32"):
             fig.cache_size_figure([1024], table, kv_heads=bad)
+
+
+def test_the_kv_heads_table_prints_every_timing_and_the_ratio_to_multi_head() -> None:
+    heads = {"kv_heads": [8.0, 4.0, 2.0, 1.0], "cache_bytes": [8 * 2**20, 4 * 2**20, 2 * 2**20, 2**20],
+             "grouped": [0.004, 0.003, 0.002, 0.001], "repeat_kv": [0.005, 0.03, 0.02, 0.002],
+             "enable_gqa": [0.004, 0.005, 0.002, 0.001]}
+    table = fig.kv_heads_table(heads)
+    rows = table.splitlines()
+    assert rows[2].startswith("| 8 (multi-head) | 8 | 4.00 | 5.00 | 4.00 | 1.00 |")
+    assert rows[3].startswith("| 4 (grouped-query) | 4 | 3.00 | 30.00 | 5.00 | 1.25 |")
+    assert rows[5].startswith("| 1 (multi-query) | 1 | 1.00 | 2.00 | 1.00 | 0.25 |")

@@ -83,3 +83,17 @@ def test_the_sink_figure_and_table_average_the_seeds() -> None:
     table = fig.sink_table(runs, ["full", "window"])
     assert "| full | 2.000 [1.000, 3.000] | 0.50 [0.50, 0.50] |" in table
     assert "| window | 2.000 [2.000, 2.000] | 0.50 [0.00, 1.00] |" in table
+
+
+def test_the_sink_table_adds_the_floor_and_the_accuracy_past_the_training_length() -> None:
+    runs = [SinkRun(seed, [0.5], [1], mean_loss={"full": 3.0, "window": 2.8 + seed, "sinks=1": 2.65},
+                    mean_accuracy={"full": 0.3, "window": 1.0, "sinks=1": 1.0}, floor_loss=2.6 + 0.01 * seed,
+                    past_length_accuracy={"full": 0.2 + 0.1 * seed, "window": 1.0, "sinks=1": 1.0})
+            for seed in range(2)]
+    table = fig.sink_table(runs, ["full", "window", "sinks=1"])
+    assert "| full | 3.000 [3.000, 3.000] | 0.30 [0.30, 0.30] | 0.25 [0.20, 0.30] |" in table
+    assert table.splitlines()[-1] == "| the language's floor | 2.605 [2.600, 2.610] | — | — |"
+    old = [SinkRun(0, [0.5], [1], mean_loss={"full": 3.0}, mean_accuracy={"full": 0.3})]
+    assert fig.sink_table(old, ["full"]).splitlines() == [
+        "| cache | loss once the cache is full | accuracy on the copies |", "|---|---|---|",
+        "| full | 3.000 [3.000, 3.000] | 0.30 [0.30, 0.30] |"]

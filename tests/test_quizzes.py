@@ -37,7 +37,7 @@ PAGES = {  # quiz -> (the chapter's last page, the heading the quiz stands befor
     "ch03": ("book/03-scaling/index.md", "## Takeaways"),
     "ch04": ("book/04-multihead/index.md", "## Takeaways"),
     "ch05": ("book/05-variants/04-vision.md", "## Takeaways"),
-    "ch06": ("book/06-pitfalls/05-position.md", "## Takeaways"),
+    "ch06": ("book/06-pitfalls/06-long-context.md", "## Takeaways"),
     "ch07": ("book/07-llm/index.md", "## Takeaways"),
 }
 QUIZ_CELL = re.compile(r'```\{code-cell\} ipython3\n(?::tags: \[[^\]]*\]\n)?\n'

@@ -10,6 +10,7 @@ import torch
 
 from helpers.experiments import position as pos
 from helpers.experiments import rope_extrapolation as rx
+from helpers.figures import long_context as fig
 from helpers.models import TinyConfig, TinyGPT
 from helpers.positional import RotaryEmbedding, apply_rotary_pos_emb
 
@@ -168,3 +169,23 @@ def test_the_experiment_runs_small_and_keeps_plain_rope_inside_the_training_leng
 def test_bad_arguments_are_named(call, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def test_the_fine_tuned_models_are_also_tested_past_the_fine_tuning_length() -> None:
+    runs = rx.rope_scaling_runs(("rope", "pi"), (0,), train_len=8, factor=2, steps=8, fine_tune_steps=2,
+                                fine_tune_batch=4, num_test=8, long_test_len=40, num_long_test=8)
+    for (method, steps), (run,) in runs.items():
+        if steps == 0:
+            assert run.long_per_position is None  # only the fine-tuned models go that far
+            with pytest.raises(ValueError, match="long_test_len"):
+                run.accuracy(16, 32)
+        else:
+            assert len(run.long_per_position) == 39
+            assert run.accuracy(16, 40) == pytest.approx(sum(run.long_per_position[15:39]) / 24)
+            assert run.accuracy(3, 8) == pytest.approx(sum(run.per_position[2:7]) / 5)  # short spans: the 16-token test
+    table = fig.scaling_table(runs, [(3, 16), (16, 40)])
+    assert "| position interpolation | 0 | " in table and table.count("—") == 2
+    figure = fig.scaling_figure(runs, train_len=8)
+    assert len(figure.layout.annotations) >= 3  # a third panel: the longer test
+    longest = [t for t in figure.data if t.mode == "lines"][-1]
+    assert list(longest.x) == list(range(1, 40))

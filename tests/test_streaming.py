@@ -4,6 +4,8 @@ with no sink it is window attention (the rolling cache); and the attention-sinks
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -171,3 +173,55 @@ def test_a_small_run_has_the_structure_of_the_figures():
     assert run.loss["window"][0] == pytest.approx(run.loss["full"][0], abs=1e-4)
     assert run.loss["sinks=4"][0] == pytest.approx(run.loss["full"][0], abs=1e-4)
     assert set(ex.summary([run])) == set(ex.KINDS)
+    assert set(run.past_length_accuracy) == set(ex.KINDS) and 0 < run.floor_loss < math.log(config.num_content)
+
+
+def _brute_force_floor(tokens: torch.Tensor, config: ex.SinkConfig) -> torch.Tensor:
+    """The language's best loss, one token at a time, read off the generator's rules with plain Python."""
+    c, offsets, p = config.num_content, config.offsets, config.marker_prob
+    batch, length = tokens.shape
+    out = torch.empty(batch, length - 1)
+    for b in range(batch):
+        for t in range(1, length):
+            previous = tokens[b, t - 1].item()
+            after_marker = t >= 2 and c <= previous < config.bos
+            if after_marker:
+                source = t - 1 - offsets[previous - c]
+                if source >= 1 and tokens[b, source].item() < c:
+                    out[b, t - 1] = 0.0  # a copy: determined
+                else:
+                    out[b, t - 1] = math.log(c)  # nothing to copy: uniform content
+            elif t == length - 1:
+                out[b, t - 1] = math.log(c)  # no marker at the last position
+            elif c <= tokens[b, t].item() < config.bos:
+                out[b, t - 1] = -math.log(p / len(offsets))
+            else:
+                out[b, t - 1] = -math.log((1 - p) / c)
+    return out
+
+
+def test_the_loss_floor_follows_the_generator_token_by_token():
+    config = ex.SinkConfig()
+    tokens, predictable = ex.marker_copy_language(6, 48, config, seed=3)
+    floor = ex.optimal_loss(tokens, config)
+    torch.testing.assert_close(floor, _brute_force_floor(tokens, config), rtol=1e-5, atol=1e-5)
+    assert torch.equal(floor == 0, predictable[:, 1:])  # the copies, and only they, cost nothing
+    free = -config.marker_prob * math.log(config.marker_prob / len(config.offsets)) \
+        - (1 - config.marker_prob) * math.log((1 - config.marker_prob) / config.num_content)
+    assert free > math.log(config.num_content)  # a free position costs more than uniform noise...
+    long, _ = ex.marker_copy_language(400, 128, config, seed=4)
+    assert ex.optimal_loss(long, config).mean() < math.log(config.num_content)  # ...but the copies pull the mean below
+    with pytest.raises(ValueError, match="tokens"):
+        ex.optimal_loss(torch.zeros(3, dtype=torch.long), config)
+
+
+def test_the_expected_loss_of_the_true_distribution_is_the_floor():
+    config = ex.SinkConfig()
+    tokens, _ = ex.marker_copy_language(2000, 40, config, seed=5)
+    floor = ex.optimal_loss(tokens, config)
+    # positions that follow neither a marker nor the end: the mean floor is the entropy of (markers, content)
+    previous = tokens[:, 1:-2]
+    free = floor[:, 1:-1][previous < config.num_content]  # after a content token, before the last position
+    expected = -config.marker_prob * math.log(config.marker_prob / len(config.offsets)) \
+        - (1 - config.marker_prob) * math.log((1 - config.marker_prob) / config.num_content)
+    assert abs(free.mean().item() - expected) < 0.02

@@ -117,31 +117,35 @@ STATEMENTS_ZH: dict[str, str] = {
         "重新计算前缀的用时随长度增长的速度是缓存一步的十倍以上",
     "at the last position the cached step is over five times cheaper than recomputing":
         "在最后一个位置，缓存的一步比重新计算便宜五倍以上",
-    "MQA's decoding step is over three times faster than MHA's":
-        "MQA 的解码一步比 MHA 快三倍以上",
+    "MQA's decoding step is over twice as fast as MHA's when each key/value head is read once":
+        "每个键/值头只读一次时，MQA 的解码一步比 MHA 快一倍以上",
     "copying the key/value heads with repeat_kv is over three times slower than grouping them":
         "用 repeat_kv 复制键/值头比分组计算慢三倍以上",
     "PyTorch's kernel with enable_gqa takes under half the time of copying the heads":
         "PyTorch 启用 enable_gqa 的内核用时不到复制各头的一半",
     "trained from scratch, MHA, GQA-2 and MQA all solve the task (over 0.95 in every seed)":
         "从头训练时，MHA、GQA-2 和 MQA 都解决了任务（每个种子都高于 0.95）",
-    "pooling the heads costs accuracy, more for MQA than for GQA-2":
-        "合并各头会损失准确率，MQA 比 GQA-2 损失更多",
+    "merging all heads into one costs more accuracy than merging pairs, in every seed (by over 0.1)":
+        "把所有头合并成一个比两两合并损失更多准确率，每个种子都如此（差距超过 0.1）",
     "merging all heads into one costs every seed accuracy (under 0.9)":
         "把所有头合并成一个会使每个种子都损失准确率（低于 0.9）",
-    "before uptraining, mean-pooling beats the first head, which beats random key/value heads":
-        "在继续训练之前，平均合并胜过保留第一个头，后者又胜过随机的键/值头",
-    "random key/value heads leave the model near chance (under 0.2)":
-        "随机的键/值头使模型接近随机水平（低于 0.2）",
-    "10 steps of uptraining restore what the conversion kept, not what it threw away (by over 0.05)":
-        "继续训练 10 步能恢复转换保留下来的，而恢复不了被丢掉的（差距超过 0.05）",
+    "before uptraining, the checkpoint's heads (mean or first) beat random key/value heads in every seed (by over 0.1)":
+        "在继续训练之前，取自检查点的头（平均或第一个头）在每个种子上都胜过随机的键/值头（差距超过 0.1）",
+    "random key/value heads leave the model near chance (under 0.25)":
+        "随机的键/值头使模型接近随机水平（低于 0.25）",
+    "after 10 steps of uptraining, the converted models (mean or first head) are over 0.95 in every seed":
+        "继续训练 10 步后，转换得到的模型（平均或第一个头）在每个种子上都高于 0.95",
+    "with one key/value head, 10 steps from random key/value heads stay below the converted models on average (by over 0.1)":
+        "只有一个键/值头时，从随机键/值头出发训练 10 步，平均仍低于转换得到的模型（差距超过 0.1）",
     # book/06-pitfalls/05-position.md
     "learned positions and a causal mask each break permutation equivariance (output changes over 0.1)":
         "可学习的位置编码和因果掩码都会破坏置换等变性（输出变化超过 0.1）",
     "with learned positions the order task is solved in every seed (over 0.95) and without positions it stays far off (under 0.6)":
         "有可学习的位置编码时，顺序任务在每个种子上都被解决（高于 0.95），没有位置编码时远远不够（低于 0.6）",
-    "inside the training length every encoding solves the task (over 0.85 on average)":
-        "在训练长度内，每种位置编码都解决了任务（平均高于 0.85）",
+    "without positions no seed does better than the best function of a token and the set (within 0.04, the test set's noise)":
+        "没有位置编码时，没有哪个种子超过“词元与集合的最优函数”所能达到的水平（误差在 0.04 以内，即测试集的噪声）",
+    "inside the training length T5, ALiBi, the learned table and RoPE solve the task in every seed (over 0.85)":
+        "在训练长度内，T5、ALiBi、可学习的位置表和 RoPE 在每个种子上都解决了任务（高于 0.85）",
     "without positions the model does worse inside the training length than with learned positions":
         "没有位置编码时，模型在训练长度之内的表现不如有可学习位置编码的",
     "past the training length the absolute encodings collapse (sinusoidal under 0.5, learned under 0.75)":
@@ -152,10 +156,8 @@ STATEMENTS_ZH: dict[str, str] = {
         "超出训练长度后，RoPE 逐渐退化",
     "just past the training length RoPE is above both absolute encodings in every seed":
         "刚超出训练长度时，RoPE 在每个种子上都高于两种绝对位置编码",
-    "far past the training length the seeds rank T5 above ALiBi above {none, learned, RoPE} above sinusoidal":
-        "远超训练长度时，各种子的排序为 T5 高于 ALiBi，高于 {无、可学习、RoPE}，高于正弦",
-    "far past the training length the seeds do not separate none, learned and RoPE":
-        "远超训练长度时，各种子无法区分无位置编码、可学习编码和 RoPE",
+    "far past the training length every seed ranks T5 above ALiBi above the rest, and sinusoidal below no encoding and the learned table":
+        "远超训练长度时，每个种子的排序都是 T5 高于 ALiBi，ALiBi 高于其余各种，而正弦低于无位置编码和可学习的位置表",
     "RoPE recovers when it predicts from the last TRAIN_LEN - 1 tokens only (over 95 % of its inside accuracy, above every far seed)":
         "只用最后 TRAIN_LEN - 1 个词元预测时，RoPE 恢复了（达到训练长度内准确率的 95% 以上，高于所有远距离种子）",
     "in every seed the learned positions encode position mod 3, the rule's lag (cosine over 0.7 at lag 3, below 0 at lag 1)":
@@ -171,20 +173,30 @@ STATEMENTS_ZH: dict[str, str] = {
         "NTK 基数和 YaRN 在训练长度内保持任务不受影响（每个种子都高于 0.95）",
     "with no fine-tuning neither the NTK base nor YaRN repairs the far positions (mean under 0.75)":
         "不做微调时，NTK 基数和 YaRN 都修复不了远处的位置（平均低于 0.75）",
-    "with no fine-tuning the NTK base and YaRN score within plain RoPE's seed range far away":
-        "不做微调时，NTK 基数和 YaRN 在远处的得分落在普通 RoPE 的种子范围之内",
-    "after 50 steps at the long length every rule that keeps the fast pair holds to position 63 (over 0.95 in every seed)":
-        "在长序列上微调 50 步后，每个保留最快频率对的规则都能撑到位置 63（每个种子都高于 0.95）",
+    "with no fine-tuning the NTK base and YaRN, which put the angles back, win back under a quarter of what plain RoPE loses far away":
+        "不做微调时，把角度放回训练范围的 NTK 基数和 YaRN，在远处挽回的不到普通 RoPE 所失去的四分之一",
+    "with PI the queries that have no key 8 back are at chance unless the first token is the answer, in every seed":
+        "使用 PI 时，往回 8 个位置没有键的查询处于随机水平，除非第一个词元恰好是答案，每个种子都如此",
+    "with PI the queries that do have a key 8 back are right only part of the time (0.4 to 0.85 in every seed)":
+        "使用 PI 时，往回 8 个位置有键的查询也只有一部分答对（每个种子都在 0.4 到 0.85 之间）",
+    "after 50 steps at the long length every rule that keeps the fast pair holds to position 63 (over 0.93 in every seed)":
+        "在长序列上微调 50 步后，每个保留最快频率对的规则都能撑到位置 63（每个种子都高于 0.93）",
     "after 50 steps the rules that squeeze the fast pair stay far below plain RoPE":
         "微调 50 步后，压缩最快频率对的规则仍远低于普通 RoPE",
+    "up to twice the fine-tuning length the rules that keep the fast pair still hold (over 0.9 on average)":
+        "在两倍微调长度以内，保留最快频率对的规则仍然有效（平均高于 0.9）",
+    "beyond twice the fine-tuning length direct fine-tuning of plain RoPE holds better than the NTK base and YaRN, in every seed (by over 0.03)":
+        "超过两倍微调长度后，直接微调的普通 RoPE 比 NTK 基数和 YaRN 保持得更好，每个种子都如此（差距超过 0.03）",
     "from three layers on, the farthest input reached counts orders of magnitude less than the last (under 1 %)":
         "从三层起，所能到达的最远输入的影响比最后一个小几个数量级（不到 1%）",
-    "in every seed layer 0 puts over four times the uniform weight on the first token":
-        "在每个种子中，第 0 层放在第一个词元上的权重超过均匀权重的四倍",
-    "in every seed the full cache fails past the training length (under 0.5) while a window copies (over 0.99)":
-        "在每个种子中，完整缓存在超出训练长度后失败（低于 0.5），而窗口能复制（高于 0.99）",
-    "in every seed a window with sinks has a lower loss than the window alone":
-        "在每个种子中，带汇点的窗口损失都低于只有窗口的",
+    "in every seed layer 0 puts over three times the uniform weight on the first token":
+        "在每个种子中，第 0 层放在第一个词元上的权重超过均匀权重的三倍",
+    "in every seed the full cache gets far fewer copies right past the training length than a window (by over 0.2), which gets over 0.9":
+        "在每个种子中，超出训练长度后完整缓存答对的复制远少于窗口（差距超过 0.2），而窗口答对的超过 0.9",
+    "a window with sinks is never worse than the window alone, and on average over 0.05 nats better":
+        "带汇点的窗口从不比只有窗口的差，平均好 0.05 奈特以上",
+    "with sinks the loss is within 0.02 nats of the language's own floor, in every seed":
+        "带汇点时，损失与这门语言本身的下限相差不到 0.02 奈特，每个种子都如此",
     "with any number of sinks the copy accuracy stays over 0.99":
         "无论有几个汇点，复制准确率都保持在 0.99 以上",
     "one sink is enough: the losses with 1 to 4 sinks differ by under 0.01":

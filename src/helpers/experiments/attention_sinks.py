@@ -45,6 +45,7 @@ __all__ = [
     "marker_copy_language",
     "train_sink_model",
     "sink_weights",
+    "optimal_loss",
     "decode",
     "SinkRun",
     "sink_runs",
@@ -152,6 +153,52 @@ def train_sink_model(config: SinkConfig, *, seed: int) -> TinyGPT:
     return model.eval()
 
 
+def optimal_loss(tokens: Tensor, config: SinkConfig) -> Tensor:
+    """The smallest expected loss of each next-token prediction: the language's own floor, token by token.
+
+    :func:`marker_copy_language` draws every position independently given the earlier tokens, so the
+    best any model can do at position ``t`` is known exactly: right after a marker whose source is a
+    content token the next token is that copy (loss 0); right after a marker whose source is not (BOS,
+    a marker, or before position 1), and at the last position (no marker is placed there), it is
+    uniform noise over the ``C`` content tokens (``ln C``); anywhere else it is a marker with
+    probability ``p = marker_prob``, uniform over the markers, and otherwise uniform over the content
+    tokens, so the loss is ``-ln(p / M)`` if the token is a marker and ``-ln((1 - p) / C)`` if not.
+    The mean of these over a sequence is below ``ln C``: the copies cost nothing, and a marker-free
+    position's expected loss, ``-p ln(p / M) - (1 - p) ln((1 - p) / C)``, is above it.
+
+    Args:
+        tokens: Sequences of :func:`marker_copy_language` (BOS first).
+        config: The configuration they were drawn with.
+
+    Returns:
+        The floor of the loss of predicting ``tokens[:, 1:]`` from the earlier tokens, in nats.
+
+    Shape:
+        tokens: ``(B, L)``; output: ``(B, L - 1)``, aligned with ``tokens[:, 1:]``.
+    """
+    if not isinstance(tokens, Tensor) or tokens.dim() != 2 or tokens.size(1) < 2:
+        raise ValueError(f"tokens must be a (B, L) tensor with L >= 2, got {getattr(tokens, 'shape', tokens)!r}")
+    c, n_off, p = config.num_content, len(config.offsets), config.marker_prob
+    batch, length = tokens.shape
+    offsets = torch.tensor(config.offsets)
+    floor = torch.empty(batch, length - 1, dtype=torch.float64)
+    for t in range(1, length):
+        previous = tokens[:, t - 1]  # (B,)
+        after_marker = (previous >= c) & (previous != config.bos) if t >= 2 else torch.zeros(batch, dtype=torch.bool)
+        source = t - 1 - offsets[(previous - c).clamp(0, n_off - 1)]  # (B,): where the marker points
+        copied = tokens[torch.arange(batch), source.clamp(min=0)]  # (B,)
+        copy = after_marker & (source >= 1) & (copied < c)  # (B,): the token is determined
+        is_marker = (tokens[:, t] >= c) & (tokens[:, t] != config.bos)  # (B,)
+        if t < length - 1:
+            free = torch.where(is_marker, -torch.tensor(p / n_off).log(), -torch.tensor((1 - p) / c).log())
+        else:  # no marker at the last position
+            free = torch.full((batch,), torch.tensor(float(c)).log().item(), dtype=torch.float64)
+        noise = torch.tensor(float(c)).log().double()  # after a marker with nothing to copy: uniform content
+        floor[:, t - 1] = torch.where(copy, torch.zeros((), dtype=torch.float64),
+                                      torch.where(after_marker, noise, free.double()))
+    return floor.float()
+
+
 @torch.no_grad()
 def sink_weights(model: TinyGPT, tokens: Tensor) -> list[float]:
     """Mean attention weight on position 0, per layer, over heads and the queries at positions ``>= 1``.
@@ -207,14 +254,18 @@ class SinkRun:
     mean_accuracy: dict[str, float] = field(default_factory=dict)  # kind -> predictable accuracy, cache full
     in_length_accuracy: dict[str, float] = field(default_factory=dict)  # kind -> predictable accuracy, targets < T
     seconds: float = 0.0
+    floor_loss: float = float("nan")  # the language's own floor (optimal_loss) on the targets of mean_loss
+    past_length_accuracy: dict[str, float] = field(default_factory=dict)  # kind -> predictable accuracy, targets >= T
 
 
 def sink_runs(config: SinkConfig = SinkConfig(), *, seeds: tuple[int, ...] = (0, 1, 2)) -> list[SinkRun]:
     """Trains one model per seed and decodes the same long sequences with every cache of :data:`KINDS`.
 
     "Cache full" means targets at positions ``> cache_size``: from there on the window cache
-    has dropped position 0. Losses are over every target (noise included, whose best loss is
-    ``log(num_content)``); accuracies over the predictable targets only.
+    has dropped position 0. Losses are over every target, noise included (:attr:`SinkRun.floor_loss`
+    is the best any model can reach on the same targets, :func:`optimal_loss`); accuracies over the
+    predictable targets only, once the cache is full and (``past_length_accuracy``) past the
+    training length.
     """
     if config.cache_size - max(SINKS) < max(config.offsets) + 2:
         raise ValueError(f"cache_size={config.cache_size} leaves no room for the offsets {config.offsets}")
@@ -232,6 +283,8 @@ def sink_runs(config: SinkConfig = SinkConfig(), *, seeds: tuple[int, ...] = (0,
             bins = list(range(1, length, config.bin_size))
             run = SinkRun(seed, weights, bins)
             full_window = position > config.cache_size
+            past = position >= config.train_length
+            run.floor_loss = optimal_loss(tokens, config)[:, full_window].mean().item()
             for kind in KINDS:
                 loss, correct = decode(model, tokens, kind, config.cache_size)
                 run.loss[kind] = [loss[:, (position >= b) & (position < b + config.bin_size)].mean().item()
@@ -244,6 +297,7 @@ def sink_runs(config: SinkConfig = SinkConfig(), *, seeds: tuple[int, ...] = (0,
                 run.mean_accuracy[kind] = correct[:, full_window][target_ok[:, full_window]].float().mean().item()
                 early = position < config.train_length
                 run.in_length_accuracy[kind] = correct[:, early][target_ok[:, early]].float().mean().item()
+                run.past_length_accuracy[kind] = correct[:, past][target_ok[:, past]].float().mean().item()
             run.seconds = time.perf_counter() - start
             runs.append(run)
     return runs

@@ -217,13 +217,15 @@ MODEL_SHAPES = {
 80 layers; 71 query heads of 64 sharing one key/value head in 32 layers."""
 
 RECENT_SHAPES = {
-    "8B, GQA-8 (Llama-3-8B-like)": ModelShape("8B, GQA-8 (Llama-3-8B-like)", 32, 4096, 32, 8, 128, 14336, 3, 128256),
+    "8B, GQA-8 (Llama-3.1-8B-like)": ModelShape("8B, GQA-8 (Llama-3.1-8B-like)", 32, 4096, 32, 8, 128, 14336, 3,
+                                                128256),
     "7B, GQA-8, window 4096 (Mistral-7B-like)": ModelShape("7B, GQA-8, window 4096 (Mistral-7B-like)", 32, 4096,
                                                            32, 8, 128, 14336, 3, 32000, sliding_window=4096),
 }
 """Two shapes students use, from their published configurations (32 layers, 32 query heads sharing
-8 key/value heads of 128, SwiGLU width 14336): Llama-3-8B (vocabulary 128256) and Mistral-7B v0.1
-(vocabulary 32000, every layer a sliding window of 4096 tokens)."""
+8 key/value heads of 128, SwiGLU width 14336): Llama-3.1-8B (vocabulary 128256, context 131,072; Llama-3-8B
+has the same shape with an 8k context) and Mistral-7B v0.1 (vocabulary 32000, every layer a sliding window of
+4096 tokens)."""
 
 
 def cache_size_table(

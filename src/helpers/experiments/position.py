@@ -35,6 +35,7 @@ __all__ = [
     "permutation_gaps",
     "OrderRun",
     "order_task_runs",
+    "set_function_ceiling",
     "rope_offset_gap",
     "rope_scores_by_offset",
     "recurrence_sequences",
@@ -129,6 +130,31 @@ def order_task_runs(
                 runs.setdefault(positional, []).append(
                     OrderRun(positional, seed, (pred == test_y).float().mean().item()))
     return runs
+
+
+def set_function_ceiling(tokens: Tensor) -> float:
+    """The expected accuracy of the best reversal that sees only its own token and the set of tokens.
+
+    An encoder without positions is permutation equivariant: its output at position ``i`` is a
+    function of ``x_i`` and of the multiset of the sequence's tokens, nothing else. The reversal's
+    target at ``i`` is ``x_{L-1-i}``, one of the *other* tokens, and for exchangeable random tokens
+    each of them is equally likely to be the one asked for. The best such function therefore
+    predicts the most frequent of the other ``L - 1`` tokens, and is right with probability (its
+    count) / (L - 1). Averaged over the sequences given, that is the ceiling of any model without
+    positions on this task (in expectation; a finite test set scatters around it).
+
+    Args:
+        tokens: Sequences ``(N, L)`` with ``L >= 2``, e.g. the inputs of :func:`helpers.tasks.reverse_task`.
+
+    Returns:
+        The mean over sequences and positions of ``max count among the other tokens / (L - 1)``.
+    """
+    if not isinstance(tokens, Tensor) or tokens.dim() != 2 or tokens.size(1) < 2:
+        raise ValueError(f"tokens must be a (N, L) tensor with L >= 2, got {getattr(tokens, 'shape', tokens)!r}")
+    length = tokens.size(1)
+    counts = torch.nn.functional.one_hot(tokens).sum(1)  # (N, V): how often each symbol occurs
+    others = counts[:, None, :] - torch.nn.functional.one_hot(tokens, counts.size(-1))  # (N, L, V): without x_i
+    return (others.max(-1).values.double() / (length - 1)).mean().item()
 
 
 @torch.no_grad()

@@ -156,10 +156,20 @@ class ScalingRun:
     train_len: int
     per_position: list[float] = field(default_factory=list)  # accuracy of predicting x_{t+1}, t = 0 .. T - 2
     seconds: float = 0.0  # CPU seconds of the fine-tune and the evaluation
+    long_per_position: list[float] | None = None  # the same on longer sequences (``long_test_len``), if asked
 
     def accuracy(self, start: int, stop: int) -> float:
-        """Mean accuracy over predicted positions ``start .. stop - 1`` (target index, as in chapter 6.5)."""
+        """Mean accuracy over predicted positions ``start .. stop - 1`` (target index, as in chapter 6.5).
+
+        Positions past the test length are read from :attr:`long_per_position` (the longer test set,
+        whose first positions are the same task on other sequences).
+        """
         values = self.per_position[start - 1:stop - 1]
+        if stop - 1 > len(self.per_position):
+            if self.long_per_position is None:
+                raise ValueError(f"no positions in [{start}, {stop}) of a run with {len(self.per_position) + 1} "
+                                 "tokens (no longer evaluation: see rope_scaling_runs' long_test_len)")
+            values = self.long_per_position[start - 1:stop - 1]
         if not values:
             raise ValueError(f"no positions in [{start}, {stop}) of a run with {len(self.per_position) + 1} tokens")
         return statistics.fmean(values)
@@ -200,6 +210,8 @@ def rope_scaling_runs(
     vocab_size: int = 8,
     embed_dim: int = 32,
     lags: tuple[int, ...] = (3,),
+    long_test_len: int = 0,
+    num_long_test: int = 128,
 ) -> dict[tuple[str, int], list[ScalingRun]]:
     """Every method on chapter 6.5's RoPE toy, at ``factor`` times its training length, before and after a fine-tune.
 
@@ -225,6 +237,10 @@ def rope_scaling_runs(
         vocab_size: Symbols of the task.
         embed_dim: Model width (4 heads: ``E = embed_dim / 4``).
         lags: The recurrence's offsets.
+        long_test_len: If positive, the fine-tuned models (all models if ``fine_tune_steps == 0``) are also
+            evaluated on ``num_long_test`` sequences of this many tokens (:attr:`ScalingRun.long_per_position`):
+            past the length of the fine-tune, where YaRN's Table 1 (its 10k column) separates the rules.
+        num_long_test: Sequences of that longer test.
 
     Returns:
         ``{(method, steps of fine-tuning): [one ScalingRun per seed]}``, with keys ``(method, 0)`` and,
@@ -242,6 +258,8 @@ def rope_scaling_runs(
     check_int("fine_tune_steps", fine_tune_steps, minimum=0)
     check_positive_int("fine_tune_batch", fine_tune_batch)
     check_positive_int("num_test", num_test)
+    check_int("long_test_len", long_test_len, minimum=0)
+    check_positive_int("num_long_test", num_long_test)
     if not 0 < fine_tune_lr < math.inf:
         raise ValueError(f"fine_tune_lr must be a positive number, got {fine_tune_lr!r}")
     if embed_dim % 8:
@@ -249,6 +267,12 @@ def rope_scaling_runs(
     test_len = factor * train_len
     head_dim = embed_dim // 4
     test = recurrence_sequences(num_test, test_len, vocab_size, seed=99_999, lags=lags)  # (N, T), chapter 6.5's
+    long_test = (recurrence_sequences(num_long_test, long_test_len, vocab_size, seed=99_998, lags=lags)
+                 if long_test_len else None)  # (N', T')
+
+    def evaluate(model: TinyGPT, long: bool) -> tuple[list[float], list[float] | None]:
+        return _per_position(model, test), None if long_test is None or not long else _per_position(model, long_test)
+
     runs: dict[tuple[str, int], list[ScalingRun]] = {}
     with num_threads(1):
         for seed in seeds:
@@ -258,8 +282,9 @@ def rope_scaling_runs(
                 start = time.process_time()
                 rotary = scaled_rotary(method, head_dim, factor, train_len)
                 model = with_rotary(base, rotary)
+                short, long = evaluate(model, fine_tune_steps == 0)
                 runs.setdefault((method, 0), []).append(ScalingRun(
-                    method, seed, 0, train_len, _per_position(model, test), time.process_time() - start))
+                    method, seed, 0, train_len, short, time.process_time() - start, long))
                 if fine_tune_steps == 0:
                     continue
                 start = time.process_time()
@@ -271,9 +296,9 @@ def rope_scaling_runs(
 
                 train(LogitsOnly(model), make_batch, steps=fine_tune_steps, lr=fine_tune_lr, accuracy_fn=None,
                       seed=seed, warmup_steps=min(5, fine_tune_steps))
+                short, long = evaluate(model, True)
                 runs.setdefault((method, fine_tune_steps), []).append(ScalingRun(
-                    method, seed, fine_tune_steps, train_len, _per_position(model, test),
-                    time.process_time() - start))
+                    method, seed, fine_tune_steps, train_len, short, time.process_time() - start, long))
     return runs
 
 

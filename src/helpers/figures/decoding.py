@@ -15,7 +15,7 @@ from ..viz.style import BLUE, GREEN, NEUTRAL, ORANGE, PURPLE, SKY, VERMILLION
 from .style import dashed, legend_below, seed_spread_table, significant
 
 __all__ = ["equivalence_table", "decode_time_figure", "cache_size_figure", "shape_table", "intensity_table",
-           "kv_heads_figure", "quality_table"]
+           "kv_heads_figure", "kv_heads_table", "quality_table"]
 
 _DTYPE_NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16",
                 torch.float8_e4m3fn: "float8"}
@@ -161,6 +161,24 @@ def kv_heads_figure(result: Mapping[str, Sequence[float]]) -> go.Figure:
                         log_x=True, log_y=True)
     fig.update_xaxes(tickvals=x.tolist(), ticktext=[str(int(v)) for v in x])
     return legend_below(fig)
+
+
+def kv_heads_table(result: Mapping[str, Sequence[float]]) -> str:
+    """The timings of :func:`kv_heads_figure` as Markdown: one row per number of key/value heads.
+
+    The first row (as many key/value heads as query heads) is multi-head attention, the baseline;
+    the last column divides each ``enable_gqa`` time by that row's.
+    """
+    kv = [int(h) for h in result["kv_heads"]]
+    rows = ["| key/value heads | cache (MiB) | grouped (ms) | repeat_kv + SDPA (ms) | SDPA, enable_gqa (ms) | "
+            "enable_gqa / multi-head |", "|---|---|---|---|---|---|"]
+    base = result["enable_gqa"][0]
+    for i, h in enumerate(kv):
+        name = f"{h} (multi-head)" if i == 0 else f"{h} (multi-query)" if h == 1 else f"{h} (grouped-query)"
+        rows.append(f"| {name} | {result['cache_bytes'][i] / 2**20:.0f} | {result['grouped'][i] * 1e3:.2f} | "
+                    f"{result['repeat_kv'][i] * 1e3:.2f} | {result['enable_gqa'][i] * 1e3:.2f} | "
+                    f"{result['enable_gqa'][i] / base:.2f} |")
+    return "\n".join(rows)
 
 
 def quality_table(runs: Mapping[str, Sequence[QualityRun]]) -> str:

@@ -7,7 +7,8 @@ One module for the section's two experiments (:mod:`helpers.experiments.rope_ext
   angles training never swept, with a menu over the scaling rules
   (:func:`helpers.experiments.rope_extrapolation.angle_coverage`).
 - :func:`scaling_figure` and :func:`scaling_table`: accuracy against position of each rule, without
-  and with a short fine-tune (:func:`helpers.experiments.rope_extrapolation.rope_scaling_runs`).
+  and with a short fine-tune, and past the fine-tune's length
+  (:func:`helpers.experiments.rope_extrapolation.rope_scaling_runs`).
 - :func:`reach_figure`: which input positions reach the last token through a stack of
   sliding-window layers, with a slider over the number of layers.
 - :func:`sink_figure` and :func:`sink_table`: loss against position for the full, window and sink
@@ -94,43 +95,65 @@ def _band(fig: go.Figure, x: np.ndarray, values: np.ndarray, name: str, color: s
 
 
 def scaling_figure(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], train_len: int) -> go.Figure:
-    """Accuracy against position of every rule, without (left) and with (right) the fine-tune.
+    """Accuracy against position of every rule, without (left) and with (middle) the fine-tune.
+
+    Where the fine-tuned runs were also evaluated on longer sequences
+    (:attr:`~helpers.experiments.rope_extrapolation.ScalingRun.long_per_position`), a third panel
+    draws that test, past the length of the fine-tune.
 
     Args:
         runs: The output of :func:`~helpers.experiments.rope_extrapolation.rope_scaling_runs`.
         train_len: The training length (a dashed line just before it).
 
     Returns:
-        Two panels; per method, a min..max band over seeds then the mean line (in that order,
-        left panel first).
+        Two or three panels; per method, a min..max band over seeds then the mean line (in that
+        order, left panel first).
     """
     from plotly.subplots import make_subplots
 
     steps = sorted({s for _, s in runs})
     methods = list(dict.fromkeys(m for m, _ in runs))
-    titles = ["no fine-tuning" if s == 0 else f"after {s} fine-tuning steps at the long length" for s in steps]
-    fig = make_subplots(rows=1, cols=len(steps), subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.05)
-    for col, s in enumerate(steps, start=1):
+    test_len = len(next(iter(runs.values()))[0].per_position) + 1
+    panels = [(s, "per_position") for s in steps]
+    tuned = [s for s in steps if s > 0 and all(r.long_per_position is not None for m in methods for r in runs[(m, s)])]
+    panels += [(s, "long_per_position") for s in tuned]
+    titles = []
+    for s, field in panels:
+        if field == "long_per_position":
+            length = len(runs[(methods[0], s)][0].long_per_position) + 1
+            titles.append(f"after {s} steps, tested on {length} tokens")
+        else:
+            titles.append("no fine-tuning" if s == 0 else f"after {s} fine-tuning steps at {test_len} tokens")
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.05)
+    for col, (s, field) in enumerate(panels, start=1):
         for method, color in zip(methods, _COLORS):
-            acc = np.array([r.per_position for r in runs[(method, s)]])  # (seeds, T - 1)
+            acc = np.array([getattr(r, field) for r in runs[(method, s)]])  # (seeds, T - 1)
             x = np.arange(1, acc.shape[1] + 1)  # target position
             _band(fig, x, acc, METHOD_NAMES.get(method, method), color, method, col == 1, row=1, col=col)
         fig.add_vline(x=train_len - 0.5, line_dash="dash", line_color=NEUTRAL, row=1, col=col)
+        if field == "long_per_position":
+            fig.add_vline(x=test_len - 0.5, line_dash="dot", line_color=NEUTRAL, row=1, col=col)
     seeds = len(next(iter(runs.values())))
     fig.update_xaxes(title_text="position t of the predicted token")
     fig.update_yaxes(title_text=f"accuracy (mean of {seeds} seeds; band: min–max)", range=[0, 1.05], col=1)
     fig.update_layout(title=f"RoPE's scaling rules on the 6.5 toy: trained on {train_len} tokens, tested on "
-                            f"{len(x) + 1}", height=480)
+                            f"{test_len}", height=480)
     return legend_below(fig)
 
 
 def scaling_table(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], spans: Sequence[tuple[int, int]]) -> str:
-    """Accuracy over spans of positions per rule and fine-tune, as mean [min, max] over seeds, in Markdown."""
+    """Accuracy over spans of positions per rule and fine-tune, as mean [min, max] over seeds, in Markdown.
+
+    A span past the test length reads the longer test; a run without one shows "—" there.
+    """
     head = "| rule | fine-tuning steps | " + " | ".join(f"positions {a}–{b - 1}" for a, b in spans) + " |"
     rows = [head, "|---|---|" + "---|" * len(spans)]
     for (method, steps), group in runs.items():
         cells = []
         for a, b in spans:
+            if b - 1 > len(group[0].per_position) and any(r.long_per_position is None for r in group):
+                cells.append("—")
+                continue
             values = [r.accuracy(a, b) for r in group]
             cells.append(f"{statistics.fmean(values):.2f} [{min(values):.2f}, {max(values):.2f}]")
         rows.append(f"| {METHOD_NAMES.get(method, method)} | {steps} | " + " | ".join(cells) + " |")
@@ -198,11 +221,29 @@ def sink_figure(runs: Sequence[SinkRun], kinds: Sequence[str], train_length: int
 
 
 def sink_table(runs: Sequence[SinkRun], kinds: Sequence[str]) -> str:
-    """Loss and copy accuracy once the cache is full, per kind, as mean [min, max] over seeds, in Markdown."""
-    rows = ["| cache | loss once the cache is full | accuracy on the copies |", "|---|---|---|"]
+    """Loss and copy accuracy per kind, as mean [min, max] over seeds, in Markdown.
+
+    Columns: the loss once the cache is full, the accuracy on the copies once the cache is full and
+    past the training length (where the runs recorded it). A last row gives the language's own floor
+    of the loss on the same tokens (:attr:`~helpers.experiments.attention_sinks.SinkRun.floor_loss`),
+    where the runs recorded it.
+    """
+    def cell(values: Sequence[float], digits: int) -> str:
+        return f"{statistics.fmean(values):.{digits}f} [{min(values):.{digits}f}, {max(values):.{digits}f}]"
+
+    past = all(r.past_length_accuracy for r in runs)
+    head = "| cache | loss once the cache is full | accuracy on the copies |"
+    rule = "|---|---|---|"
+    if past:
+        head, rule = head + " accuracy on the copies past the training length |", rule + "---|"
+    rows = [head, rule]
     for kind in kinds:
-        loss = [r.mean_loss[kind] for r in runs]
-        acc = [r.mean_accuracy[kind] for r in runs]
-        rows.append(f"| {kind} | {statistics.fmean(loss):.3f} [{min(loss):.3f}, {max(loss):.3f}] | "
-                    f"{statistics.fmean(acc):.2f} [{min(acc):.2f}, {max(acc):.2f}] |")
+        row = (f"| {kind} | {cell([r.mean_loss[kind] for r in runs], 3)} | "
+               f"{cell([r.mean_accuracy[kind] for r in runs], 2)} |")
+        if past:
+            row += f" {cell([r.past_length_accuracy[kind] for r in runs], 2)} |"
+        rows.append(row)
+    floors = [r.floor_loss for r in runs]
+    if all(math.isfinite(f) for f in floors):
+        rows.append(f"| the language's floor | {cell(floors, 3)} | — |" + (" — |" if past else ""))
     return "\n".join(rows)
