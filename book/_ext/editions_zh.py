@@ -20,6 +20,8 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 from sphinx.transforms import SphinxTransform
 
+import editions_figures
+import editions_search
 from editions_drift import Drift, check, code_differences, english_revision
 from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
 from editions_switch import edition_of, english_inventory, english_root, raw_outputs, set_raw
@@ -88,6 +90,7 @@ def _builder_inited(app: Any) -> None:
 
     logger = logging.getLogger(__name__)
     _execute_in_english_folders(Path(app.srcdir).resolve())
+    editions_search.setup_search(app)
     try:
         import jieba
     except ImportError:
@@ -545,6 +548,13 @@ def _status_outdated(app: Any, env: Any, added: set[str], changed: set[str], rem
     return pages
 
 
+def _translate_figures(app: Any, doctree: Any, docname: str) -> None:
+    """``doctree-resolved``, before the generated text alternatives are swapped (:mod:`editions_switch`):
+    in Chinese, each figure's own text from ``zh/figure_text.yml`` (:mod:`editions_figures`)."""
+    if edition_of(app) == "zh":
+        editions_figures.apply_figure_text(app, doctree, docname, raw_outputs, set_raw)
+
+
 def _rewrite_page(app: Any, doctree: Any, docname: str) -> None:
     """``doctree-resolved``: in Chinese, the figures' captions, the quizzes and the glued phrases; an
     English page's ``figure-text`` nodes (it has none to apply) are dropped."""
@@ -575,6 +585,15 @@ SITE_WORDS = {
     'title="Light"': 'title="浅色"',
     'title="Dark"': 'title="深色"',
     'Layer: <select id="layer">': '层：<select id="layer">',  # BertViz's head view (6.1)
+    # sphinx-book-theme's launch buttons and print button: its zh_CN catalogue has no "Launch on" and no
+    # "Launch interactive content", and writes "Print to PDF" in Taiwan's usage (列印成 PDF)
+    'title="Launch on Binder"': 'title="在 Binder 上启动"',
+    'title="Launch on JupyterHub"': 'title="在 JupyterHub 上启动"',
+    'title="Launch on Colab"': 'title="在 Colab 上启动"',
+    'title="Launch on Deepnote"': 'title="在 Deepnote 上启动"',
+    'aria-label="Launch interactive content"': 'aria-label="启动交互式内容"',
+    'title="Launch interactive content"': 'title="启动交互式内容"',
+    "列印成 PDF": "打印为 PDF",
 }
 """The themes' own words that their Chinese catalogues lack (sphinx-book-theme, pydata-sphinx-theme,
 sphinx-togglebutton, Sphinx's permalinks) and BertViz's menu label, as they stand in the HTML, and their Chinese."""
@@ -663,6 +682,8 @@ def setup(app: Any) -> None:
     app.connect("config-inited", _config_inited, priority=100)  # before sphinx-togglebutton writes its hints (500)
     app.connect("builder-inited", _builder_inited)
     app.connect("build-finished", _translate_site_words)
+    app.add_search_language(editions_search.SearchChineseBook)  # used by the Chinese edition only (zh_CN)
+    app.connect("doctree-resolved", _translate_figures, priority=400)
     app.connect("doctree-resolved", _rewrite_page)
     app.connect("doctree-resolved", _fill_status)
     app.connect("env-get-outdated", _status_outdated)
