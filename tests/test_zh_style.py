@@ -116,3 +116,36 @@ def test_the_glossary_defines_the_sink_and_the_guide_is_where_translators_look()
     glossary = (ZH / "book/00-start/index.md").read_text(encoding="utf-8")
     assert "注意力汇点（attention sink）" in glossary
     assert (ZH / "STYLE.md").is_file() and "STYLE.md" in (ZH / "_config.yml").read_text(encoding="utf-8")
+
+
+_COMMENT = re.compile(r"#\s*(.+)$")
+_TO_THE_READER = re.compile(r"\b(you|your|yours)\b|^(uncomment|run|write|put|record|replace|change|try|fill|edit|"
+                            r"predict|set|type|add|remove|delete|choose|pick|compare|look|read|guess)\b", re.I)
+INSTRUCTION_WORDS = 5
+"""A comment of this many English words or more that speaks to the reader is an instruction (``# your code here``,
+a placeholder, is not)."""
+
+
+def lab_instructions_in_code(path: Path) -> list[str]:
+    """The comments of a Chinese lab's code cells that tell the reader what to do, in English: they belong in the
+    lab's markdown cells, in Chinese (a code cell is the English lab's, character for character)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    found = []
+    for cell in cells:
+        if cell["cell_type"] != "code" or "pip install" in "".join(cell["source"]):
+            continue  # (the install cell explains itself: book/_ext/install_cell.py writes it, in both editions)
+        for line in "".join(cell["source"]).splitlines():
+            comment = _COMMENT.search(line)
+            if comment and len(re.findall(r"[A-Za-z]{2,}", comment.group(1))) >= INSTRUCTION_WORDS \
+                    and _TO_THE_READER.search(comment.group(1)):
+                found.append(comment.group(1).strip())
+    return found
+
+
+LABS = sorted(ZH.glob("notebooks/*.ipynb"))
+
+
+@pytest.mark.parametrize("path", LABS, ids=[str(p.relative_to(ROOT)) for p in LABS])
+def test_a_labs_instructions_are_in_its_chinese_markdown_not_in_english_code_comments(path: Path) -> None:
+    found = lab_instructions_in_code(path)
+    assert not found, f"{path.relative_to(ROOT)}: instructions in English code comments: {found}"

@@ -418,19 +418,47 @@ def site_missing(site: Path, table: FigureTable, docnames: Iterable[str]) -> dic
     return found
 
 
+def cache_missing(cache: Path, table: FigureTable, root: Path) -> dict[str, list[str]]:
+    """:func:`site_missing` from a notebook cache (``_build/.jupyter_cache``): the executed notebooks'
+    figures, without a built site (a page whose notebook failed is not in it)."""
+    from jupyter_cache import get_cache
+
+    store = get_cache(str(cache))
+    found: dict[str, list[str]] = {}
+    for record in sorted(store.list_cache_records(), key=lambda r: r.uri):
+        try:
+            docname = Path(record.uri).resolve().relative_to(root.resolve()).with_suffix("").as_posix()
+        except ValueError:
+            docname = record.uri
+        strings: dict[str, None] = {}
+        for cell in store.get_cache_bundle(record.pk).nb.cells:
+            for output in cell.get("outputs", []):
+                markup = (output.get("data") or {}).get("text/html", "")
+                for spec in figure_specs("".join(markup) if isinstance(markup, list) else markup):
+                    strings.update(dict.fromkeys(translate_spec(spec, table)[1]))
+        if strings:
+            found[docname] = list(strings)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``--missing [SITE]``: the English strings of the Chinese pages' figures that the table lacks."""
+    """``--missing [SITE or CACHE]``: the English strings of the Chinese pages' figures that the table lacks."""
     from editions_records import ROOT, ZH, toc_docnames
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--missing", nargs="?", const=str(ROOT / "_build" / "html"), metavar="SITE",
-                        help="a built English site (default: _build/html); prints YAML lines for zh/figure_text.yml")
+                        help="a built English site (default: _build/html), or a notebook cache "
+                             "(_build/.jupyter_cache); prints YAML lines for zh/figure_text.yml")
     args = parser.parse_args(argv)
     if args.missing is None:
         parser.print_help()
         return 2
     table = load_figure_text(ROOT / ZH)
-    found = site_missing(Path(args.missing), table, toc_docnames(ROOT / ZH))
+    where = Path(args.missing)
+    if (where / "global.db").is_file():
+        found = cache_missing(where, table, where.resolve().parents[1])
+    else:
+        found = site_missing(where, table, toc_docnames(ROOT / ZH))
     seen: set[str] = set()
     for docname, strings in found.items():
         new = [s for s in strings if s not in seen]
