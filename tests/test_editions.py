@@ -381,6 +381,7 @@ def test_printed_tables_are_translated_whole_and_names_stay() -> None:
     assert editions.translate_output_text("steps to 90%: mean", names, phrases) == "达到 90% 的步数：均值"
     assert editions.translate_output_text("c = 100; uniform weight 20%.", names, phrases) == "c = 100；均匀权重 20%。"
     assert editions.translate_output_text("float16", names, phrases) == "float16"  # a name stays English
+    assert editions.translate_output_text(" no ", names, {"no": "否"}) == " 否 "  # a short word, by its entry
     # no English word (a unit is not one), or Chinese already
     for as_is in ("0.83", "n = 16", "64.1%", "k1", "×", "键", "0.5 GiB", "512 KiB"):
         assert editions.translate_output_text(as_is, names, phrases) == as_is

@@ -371,12 +371,12 @@ def translate_output_text(text: str, names: set[str], phrases: dict[str, str]) -
         covers it. Text with no English word (numbers, symbols, Chinese) is returned as it is.
     """
     core = text.strip()
-    if not _ENGLISH_PHRASE.search(_UNITS.sub("", core)) or _CJK.search(core) or core in names:
-        return text
     head, tail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
     straight = {_straight_quotes(english): chinese for english, chinese in phrases.items()}
-    if _straight_quotes(core) in straight:
+    if core not in names and _straight_quotes(core) in straight:  # an entry first: a short word ("no") too
         return head + straight[_straight_quotes(core)] + tail
+    if not _ENGLISH_PHRASE.search(_UNITS.sub("", core)) or _CJK.search(core) or core in names:
+        return text
     patterns = {english: chinese for english, chinese in phrases.items() if "{" in english}
     chinese = translate_glued(core, patterns)
     return None if chinese is None else head + chinese + tail
