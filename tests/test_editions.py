@@ -618,3 +618,20 @@ def test_a_failed_chinese_build_stops_loudly_and_says_what_it_leaves(tmp_path: P
         assert result.returncode == 2, result.stdout + result.stderr
         assert "THE CHINESE EDITION FAILED" in result.stderr and "_build/html/zh" in result.stderr
         assert (out / "_build" / "html" / "zh" / "index.html").is_file() == bool(write)  # what it wrote, in place
+
+
+def test_a_widgets_labels_and_readouts_are_translated_and_the_readers_input_is_not() -> None:
+    import editions_figures as ef
+
+    state = {"state": {"a": {"model_name": "IntSliderModel", "state": {"description": "heads", "value": 4}},
+                       "b": {"model_name": "HTMLModel", "state": {"value": "<b>max weight</b>"}},
+                       "c": {"model_name": "TextModel", "state": {"value": "The cat sat", "description": "sentence"}},
+                       "d": {"model_name": "DropdownModel", "state": {"_options_labels": ["scaled", "unscaled"]}}}}
+    page = f'<p>x</p><script type="application/vnd.jupyter.widget-state+json">{json.dumps(state)}</script>'
+    table = ef.FigureTable(text={"heads": "头数", "sentence": "句子", "scaled": "缩放", "unscaled": "不缩放"})
+    new, missing = ef.translate_widget_state(page, table)
+    models = json.loads(re.search(r"json\">(.*)</script>", new).group(1))["state"]
+    assert models["a"]["state"]["description"] == "头数" and models["c"]["state"]["description"] == "句子"
+    assert models["c"]["state"]["value"] == "The cat sat"  # what the reader typed is data
+    assert models["d"]["state"]["_options_labels"] == ["缩放", "不缩放"]
+    assert missing == ["<b>max weight</b>"] and new.startswith("<p>x</p>")

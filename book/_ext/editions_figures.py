@@ -43,6 +43,7 @@ __all__ = [
     "missing_yaml",
     "translate_figure_html",
     "translate_spec",
+    "translate_widget_state",
 ]
 
 FIGURE_TEXT_FILE = "figure_text.yml"
@@ -349,6 +350,51 @@ def translate_figure_html(markup: str, table: FigureTable) -> tuple[str, list[tu
             reports.append((english_title, missing))
     markup = _PLOT_DIV.join(pieces)
     return markup.replace(_NO_PLOTLY, _NO_PLOTLY_ZH), reports
+
+
+_WIDGET_STATE = re.compile(r'(<script type="application/vnd\.jupyter\.widget-state\+json">)(.*?)(</script>)', re.S)
+WIDGET_TEXT_KEYS = frozenset({"description", "_options_labels", "placeholder", "tooltip", "description_tooltip"})
+"""The keys of an ipywidgets model's state that a reader reads (a slider's or a menu's label, its options)."""
+_WIDGET_TEXT_MODELS = frozenset({"HTMLModel", "HTMLMathModel", "LabelModel"})
+"""Widgets whose ``value`` is text the page shows (a readout), not the reader's input."""
+
+
+def translate_widget_state(markup: str, table: FigureTable) -> tuple[str, list[str]]:
+    """A page's saved ipywidgets state (the static page draws its widgets from it) with the widgets' labels,
+    options and readouts in Chinese.
+
+    Args:
+        markup: A page's HTML.
+        table: The table of strings.
+
+    Returns:
+        ``(the new HTML, the English strings the table lacks)``.
+    """
+    missing: dict[str, None] = {}
+
+    def text(value: Any) -> Any:
+        if isinstance(value, list):
+            return [text(item) for item in value]
+        if not isinstance(value, str):
+            return value
+        translated = table.translate(value)
+        if translated is None:
+            missing.update(dict.fromkeys(table.missing(value)))
+            return value
+        return translated
+
+    def replace(match: re.Match[str]) -> str:
+        state = json.loads(match.group(2).replace("<\\/", "</"))
+        for model in (state.get("state") or {}).values():
+            fields = model.get("state") or {}
+            for key in WIDGET_TEXT_KEYS & fields.keys():
+                fields[key] = text(fields[key])
+            if model.get("model_name") in _WIDGET_TEXT_MODELS and "value" in fields:
+                fields["value"] = text(fields["value"])
+        body = json.dumps(state, ensure_ascii=False).replace("</", "<\\/")
+        return match.group(1) + body + match.group(3)
+
+    return _WIDGET_STATE.sub(replace, markup), list(missing)
 
 
 def missing_yaml(strings: Iterable[str]) -> str:

@@ -617,15 +617,23 @@ def _config_inited(app: Any, config: Any) -> None:
 
 
 def _translate_site_words(app: Any, exception: Exception | None) -> None:
-    """``build-finished``, Chinese edition: every page's theme words in Chinese."""
+    """``build-finished``, Chinese edition: every page's theme words in Chinese, and its widgets' labels."""
     if exception is not None or edition_of(app) != "zh" or app.builder.format != "html":
         return
+    from sphinx.util import logging
+
     outdir = Path(app.outdir)
+    table = editions_figures.load_figure_text(Path(app.srcdir))
     for page in outdir.rglob("*.html"):
         if "_static" in page.relative_to(outdir).parts:
             continue
         text = page.read_text(encoding="utf-8")
-        translated = localise_site_words(text)
+        translated, missing = editions_figures.translate_widget_state(localise_site_words(text), table)
+        if missing:  # the widgets' labels: the figures' table, as the figures' own text
+            logging.getLogger(__name__).warning(
+                "%s: its widgets have %d English strings to translate in zh/%s:\n%s", page.relative_to(outdir),
+                len(missing), editions_figures.FIGURE_TEXT_FILE, editions_figures.missing_yaml(missing),
+                type="editions", subtype="figure_text")
         if translated != text:
             page.write_text(translated, encoding="utf-8")
 
