@@ -70,7 +70,7 @@ var splitQuery = (query) => {
   if (!index) return words;
   const own = Object.prototype.hasOwnProperty;
   const known = (term) => own.call(index.terms, term) || own.call(index.titleterms, term);
-  const longest = Math.max(...Object.keys(index.terms).map((term) => term.length), 1);
+  const longest = Object.keys(index.terms).reduce((most, term) => Math.max(most, term.length), 1);
   const out = [];
   words.forEach((word) => {
     (word.match(/[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+/g) || [])
