@@ -132,7 +132,7 @@ class FigureTable:
             if match:
                 values = {name: self.translate(value) for name, value in match.groupdict().items()}
                 if all(value is not None for value in values.values()):
-                    return _keep_space(text, chinese.format(**values))
+                    return _keep_space(text, _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), chinese))
         if not strict:
             return text
         if not self.is_english(text):
