@@ -36,7 +36,35 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(npro
 start=$SECONDS
 # zh/_config.yml names the notebook cache (and editions.py the English site) relative to the folder the
 # build runs in: the output root.
-(cd "$OUT" && python "$ROOT/scripts/jb.py" build "$ROOT/zh" --path-output "$STAGE" -W -n --keep-going "${options[@]}")
+# A failure says so loudly, and says what it leaves: the English pages' 中文 links lead into _build/html/zh,
+# which holds what this build wrote (with -W --keep-going Sphinx writes every page it can before it fails),
+# or nothing at all when it wrote nothing (a notebook that failed to run stops Sphinx at once).
+fail() {
+    {
+        echo "================================================================================"
+        echo "build-zh: THE CHINESE EDITION FAILED: $1"
+        echo "build-zh: $2"
+        echo "================================================================================"
+    } >&2
+    exit "${3:-1}"
+}
+status=0
+(cd "$OUT" && python "$ROOT/scripts/jb.py" build "$ROOT/zh" --path-output "$STAGE" -W -n --keep-going "${options[@]}") \
+    || status=$?
 rm -rf "$OUT/_build/html/zh"
-cp -a "$STAGE/_build/html" "$OUT/_build/html/zh"
+if [ ! -f "$STAGE/_build/html/index.html" ]; then
+    fail "jupyter-book exited with $status and wrote no site" \
+        "$OUT/_build/html/zh is missing: every English page's 中文 link leads nowhere" "$(( status ? status : 1 ))"
+fi
+cp -a "$STAGE/_build/html" "$OUT/_build/html/zh" \
+    || fail "the copy of $STAGE/_build/html into $OUT/_build/html/zh failed" \
+        "$OUT/_build/html/zh is incomplete: the English pages' 中文 links may lead nowhere"
+built=$(cd "$STAGE/_build/html" && find . -type f | wc -l)
+copied=$(cd "$OUT/_build/html/zh" && find . -type f | wc -l)
+[ "$built" = "$copied" ] || fail "the copy holds $copied files of the $built built" \
+    "$OUT/_build/html/zh is incomplete: the English pages' 中文 links may lead nowhere"
+if [ "$status" -ne 0 ]; then
+    fail "jupyter-book exited with $status (the warnings and errors are above)" \
+        "$OUT/_build/html/zh holds what it wrote, which may be incomplete or show an error" "$status"
+fi
 echo "book (中文): $OUT/_build/html/zh/index.html ($(( SECONDS - start )) s)"

@@ -26,6 +26,12 @@ PYTHONPATH="book/_ext${PYTHONPATH:+:$PYTHONPATH}" python -m sitebuild.vendor _bu
 # Sphinx reads (executes) BOOK_JOBS notebooks at once, one per core, each kernel on its share of threads.
 export BOOK_JOBS="${BOOK_JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) / BOOK_JOBS > 0 ? $(nproc) / BOOK_JOBS : 1 ))}"
-python scripts/jb.py build . -W -n --keep-going "$@"
+status=0
+python scripts/jb.py build . -W -n --keep-going "$@" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "build: THE ENGLISH EDITION FAILED (exit $status, the errors are above): the Chinese edition is not built," \
+        "so _build/html/zh is the last build's, if any, and the English pages' 中文 links may lead nowhere" >&2
+    exit "$status"
+fi
 bash scripts/build-zh.sh  # the Chinese edition into _build/html/zh, from the English notebook cache
 echo "book: $(pwd)/_build/html/index.html"

@@ -14,6 +14,7 @@ import html
 import importlib
 import json
 import pkgutil
+import re
 import string
 import sys
 from pathlib import Path
@@ -380,6 +381,7 @@ def test_printed_tables_are_translated_whole_and_names_stay() -> None:
     assert editions.translate_output_text("steps to 90%: mean", names, phrases) == "达到 90% 的步数：均值"
     assert editions.translate_output_text("c = 100; uniform weight 20%.", names, phrases) == "c = 100；均匀权重 20%。"
     assert editions.translate_output_text("float16", names, phrases) == "float16"  # a name stays English
+    assert editions.translate_output_text(" no ", names, {"no": "否"}) == " 否 "  # a short word, by its entry
     # no English word (a unit is not one), or Chinese already
     for as_is in ("0.83", "n = 16", "64.1%", "k1", "×", "键", "0.5 GiB", "512 KiB"):
         assert editions.translate_output_text(as_is, names, phrases) == as_is
@@ -510,3 +512,126 @@ def test_a_generated_text_alternative_is_chinese_in_the_chinese_edition() -> Non
         assert describe_figure(fig) in english and describe_figure(fig, "zh") not in english
     assert f'aria-label="{html.escape(describe_figure(fig, "zh"))}"' in localise_generated_alts(untitled, "zh")
     assert 'aria-label="Loss"' in localise_generated_alts(titled, "zh")  # a title stays the figure's own
+
+
+# --- the Chinese edition's figures and search ---------------------------------------------------------------
+
+
+def test_a_figures_own_text_is_translated_from_the_table_and_what_stays_english_is_named() -> None:
+    import plotly.graph_objects as go
+
+    import editions_figures as ef
+    from helpers.viz.renderer import describe_figure, figure_html
+
+    fig = go.Figure([go.Scatter(x=[1, 2], y=[3, 4], name="GRU + attention", hovertemplate="step %{x}<br>loss %{y:.2f}"),
+                     go.Scatter(x=[1, 2], y=[4, 3], name="GRU, no attention")])
+    fig.update_layout(title="Figure 1.1 Reversal: accuracy against length (3 seeds)", xaxis_title="source length",
+                      yaxis_title="accuracy", annotations=[{"text": "chance", "x": 1, "y": 0, "showarrow": False}])
+    fig.frames = [go.Frame(name="seed 0", layout={"title": {"text": "seed 0"}})]
+    fig.update_layout(sliders=[{"currentvalue": {"prefix": "seed: "},
+                                "steps": [{"label": "seed 0", "method": "animate", "args": [["seed 0"]]}]}],
+                      updatemenus=[{"buttons": [{"label": "log scale", "method": "relayout",
+                                                 "args": [{"yaxis.type": "log", "yaxis.title.text": "accuracy"}]}]}])
+    table = ef.FigureTable(names={"GRU"}, text={
+        "Figure {n} Reversal: accuracy against length ({k} seeds)": "图 {n} 反转任务：准确率随长度的变化（{k} 个种子）",
+        "source length": "源序列长度", "accuracy": "准确率", "chance": "随机水平", "seed {s}": "种子 {s}",
+        "seed: ": "种子：", "log scale": "对数坐标", "GRU + attention": "GRU + 注意力", "step %{x}": "第 %{x} 步",
+        "loss %{y:.2f}": "损失 %{y:.2f}"})
+    markup = figure_html(fig)
+    new, reports = ef.translate_figure_html(markup, table)
+    spec = ef.figure_specs(new)[0]
+    layout = spec["layout"]
+    assert layout["title"]["text"] == "图 1.1 反转任务：准确率随长度的变化（3 个种子）"
+    assert layout["xaxis"]["title"]["text"] == "源序列长度" and layout["annotations"][0]["text"] == "随机水平"
+    assert spec["data"][0]["name"] == "GRU + 注意力"
+    assert spec["data"][0]["hovertemplate"] == "第 %{x} 步<br>损失 %{y:.2f}"
+    slider = layout["sliders"][0]
+    assert slider["steps"][0]["label"] == "种子 0" and slider["currentvalue"]["prefix"] == "种子："
+    assert slider["steps"][0]["args"] == [["seed 0"]] and spec["frames"][0]["name"] == "seed 0"  # ids stay
+    assert spec["frames"][0]["layout"]["title"]["text"] == "种子 0"
+    assert layout["updatemenus"][0]["buttons"][0]["args"][0] == {"yaxis.type": "log", "yaxis.title.text": "准确率"}
+    # the accessible name is the Chinese title; the generated description is made from the Chinese figure
+    assert 'aria-label="图 1.1 反转任务：准确率随长度的变化（3 个种子）"' in new and "Reversal" not in new
+    described = re.search(r'data-alt-zh="([^"]*)"', new).group(1)
+    assert described == html.escape(ef._describe(spec)) and "准确率" in described and "accuracy" not in described
+    assert "调节 种子 的滑块" in described and describe_figure(spec, "zh") != ef._describe(spec)  # not "种子："
+    # what the table lacks is one report for the figure, every string of it, ready for the table
+    assert reports == [("Figure 1.1 Reversal: accuracy against length (3 seeds)", ["GRU, no attention"])]
+    assert ef.missing_yaml(reports[0][1]) == '  "GRU, no attention": ""'
+    assert ef.translate_figure_html("<p>no figure</p>", table) == ("<p>no figure</p>", [])
+
+
+def test_what_counts_as_english_in_a_figure() -> None:
+    import editions_figures as ef
+
+    assert ef.english_words("accuracy against length") == ["accuracy", "against", "length"]
+    assert ef.english_words("q·k / √d_k, scaled_dot, torch.float16, W_q, 10x, L6, 12 ms, 3 KiB, lr 0.1") == []
+    assert ef.english_words("<b>%{y:.2f}</b> 头 3") == []
+    assert ef.english_words("all-MiniLM-L6-v2 on one sentence", ["all-MiniLM-L6-v2"]) == ["on", "one", "sentence"]
+    assert ef.english_words("GRU vs attention", ["GRU"]) == ["vs", "attention"]
+    table = ef.FigureTable(names={"GRU", "softmax"}, text={"layer {n}": "第 {n} 层", "head": "头"})
+    assert table.translate("layer 3") == "第 3 层" and table.translate("GRU") == "GRU"
+    assert table.translate("softmax<br>layer 2") == "softmax<br>第 2 层"  # line by line
+    assert table.translate("layer two") is None
+    assert table.missing("head<br>layer two<br>query") == ["layer two", "query"]
+    assert table.translate("the", strict=False) == "the"  # a category (a token) is changed only by an entry
+    # the Chinese edition's table is well formed and every entry has Chinese in it
+    real = ef.load_figure_text(ROOT / "zh")
+    assert not [english for english, chinese in real.text.items() if not re.search("[\u3400-\u9fff]", chinese)]
+
+
+def test_the_glossarys_terms_are_indexed_whole_wherever_they_appear() -> None:
+    import editions_search as es
+
+    terms = es.glossary_terms(ROOT / "zh")
+    assert {"自注意力", "键值缓存", "因果掩码", "多头注意力", "查询", "键", "值", "打分函数"} <= set(terms)
+    language = es.SearchChineseBook({})
+    try:
+        es.SearchChineseBook.terms = tuple(t for t in terms if re.search("[\u4e00-\u9fff]", t))
+        words = language.split("解码时的键值缓存与因果掩码")
+        assert {"键值缓存", "因果掩码", "键"} <= set(words)
+        assert language.word_filter("键") and not language.word_filter("的")
+    finally:
+        es.SearchChineseBook.terms = ()
+    assert "splitQuery" in es.SPLIT_QUERY_JS and es.SearchChineseBook.js_splitter_code == es.SPLIT_QUERY_JS
+
+
+def test_a_failed_chinese_build_stops_loudly_and_says_what_it_leaves(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    out = tmp_path / "out"
+    (out / "_build" / "html").mkdir(parents=True)
+    (out / "_build" / "html" / "objects.inv").write_bytes(b"")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # a stand-in for python: the vendored scripts succeed, the Chinese build writes a page or nothing, then fails
+    (fake / "python").write_text(
+        '#!/usr/bin/env bash\ncase "$*" in *sitebuild.vendor*) exit 0 ;; esac\n'
+        'stage=""; while [ $# -gt 0 ]; do [ "$1" = --path-output ] && stage="$2"; shift; done\n'
+        '[ -n "$WRITE" ] && mkdir -p "$stage/_build/html" && echo page > "$stage/_build/html/index.html"\nexit 2\n')
+    (fake / "python").chmod(0o755)
+    for write in ("", "1"):
+        env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": "x", "WRITE": write}
+        result = subprocess.run(["bash", str(ROOT / "scripts" / "build-zh.sh"), "--path-output", str(out)],
+                                capture_output=True, text=True, env=env, check=False)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "THE CHINESE EDITION FAILED" in result.stderr and "_build/html/zh" in result.stderr
+        assert (out / "_build" / "html" / "zh" / "index.html").is_file() == bool(write)  # what it wrote, in place
+
+
+def test_a_widgets_labels_and_readouts_are_translated_and_the_readers_input_is_not() -> None:
+    import editions_figures as ef
+
+    state = {"state": {"a": {"model_name": "IntSliderModel", "state": {"description": "heads", "value": 4}},
+                       "b": {"model_name": "HTMLModel", "state": {"value": "<b>max weight</b>"}},
+                       "c": {"model_name": "TextModel", "state": {"value": "The cat sat", "description": "sentence"}},
+                       "d": {"model_name": "DropdownModel", "state": {"_options_labels": ["scaled", "unscaled"]}}}}
+    page = f'<p>x</p><script type="application/vnd.jupyter.widget-state+json">{json.dumps(state)}</script>'
+    table = ef.FigureTable(text={"heads": "头数", "sentence": "句子", "scaled": "缩放", "unscaled": "不缩放"})
+    new, missing = ef.translate_widget_state(page, table)
+    models = json.loads(re.search(r"json\">(.*)</script>", new).group(1))["state"]
+    assert models["a"]["state"]["description"] == "头数" and models["c"]["state"]["description"] == "句子"
+    assert models["c"]["state"]["value"] == "The cat sat"  # what the reader typed is data
+    assert models["d"]["state"]["_options_labels"] == ["缩放", "不缩放"]
+    assert missing == ["<b>max weight</b>"] and new.startswith("<p>x</p>")

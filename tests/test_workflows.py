@@ -245,7 +245,7 @@ def test_permissions_are_least_privilege_and_actions_pinned_to_major_versions() 
         "build": {"contents": "read"}, "deploy": {"contents": "write"}, "release": {"contents": "write"}}
     assert workflow["concurrency"]["group"] == "${{ github.workflow }}-${{ github.ref }}"
     uses = [step["uses"] for job in workflow["jobs"].values() for step in job["steps"] if "uses" in step]
-    assert len(uses) == 7 and all(re.fullmatch(r"actions/[a-z-]+(/[a-z]+)?@v\d+", u) for u in uses), uses
+    assert len(uses) == 9 and all(re.fullmatch(r"actions/[a-z-]+(/[a-z]+)?@v\d+", u) for u in uses), uses
     checkout = _step(workflow["jobs"]["build"], _uses("actions/checkout"))[1]
     assert checkout["with"]["persist-credentials"] is False  # the build's token is not left in .git/config
     assert all("timeout-minutes" in job for job in workflow["jobs"].values())
@@ -292,13 +292,19 @@ def _fake_gh(folder: Path, release_exists: bool) -> Path:
     return folder
 
 
+@pytest.mark.parametrize("wheel", [False, True], ids=["site alone", "with the wheel"])
 @pytest.mark.parametrize("release_exists", [False, True], ids=["new release", "release already made"])
-def test_release_script_zips_the_site_into_one_folder_and_attaches_it(release_exists: bool, tmp_path: Path) -> None:
+def test_release_script_zips_the_site_into_one_folder_and_attaches_it(release_exists: bool, wheel: bool,
+                                                                       tmp_path: Path) -> None:
     if shutil.which("zip") is None:
         pytest.fail("zip is not installed (the runner has it; `bash scripts/test.sh` installs it here)")
-    step = _step(_load()["jobs"]["release"], lambda s: "run" in s)[1]
+    step = _step(_load()["jobs"]["release"], lambda s: "run" in s and "zip" in s["run"])[1]
     assert step["env"]["TAG"] == "${{ github.ref_name }}"
     _make_site(tmp_path / "site")
+    wheel_file = "dist/why_attention_helpers-1.2.0-py3-none-any.whl"
+    if wheel:  # built by the step before (python -m build --wheel --outdir dist)
+        (tmp_path / "dist").mkdir()
+        (tmp_path / wheel_file).write_bytes(b"PK")
     log = tmp_path / "gh.log"
     fake = _fake_gh(tmp_path / "bin", release_exists)
     result = _run_step(step, tmp_path, {"SITE_DIR": "site", "TAG": "v1.2.0", "REPO": "someone/why-attention-works",
@@ -312,7 +318,8 @@ def test_release_script_zips_the_site_into_one_folder_and_attaches_it(release_ex
         assert z.read("why-attention-works-v1.2.0/index.html").decode() == SITE["index.html"]
         assert z.getinfo("why-attention-works-v1.2.0/index.html").compress_type == zipfile.ZIP_DEFLATED
     calls = log.read_text().splitlines()
-    target = "dist/why-attention-works-v1.2.0.zip --repo someone/why-attention-works"
+    target = ("dist/why-attention-works-v1.2.0.zip" + (f" {wheel_file}" if wheel else "")
+              + " --repo someone/why-attention-works")
     assert calls[0] == "GH_TOKEN=set release view v1.2.0 --repo someone/why-attention-works"
     if release_exists:
         assert calls[1:] == [f"GH_TOKEN=set release upload v1.2.0 {target} --clobber"]

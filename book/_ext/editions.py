@@ -20,6 +20,10 @@ In the Chinese edition only, it also
 - replaces each figure's caption and text alternative by the Chinese ones given in the page
   (a ``figure-text`` directive right after the code cell that draws the figure: the cell's code,
   and so its English caption, stays identical to the English page's);
+- draws each figure's own text (title, axes, legend, sliders, menus, hover text, annotations) in
+  Chinese from ``zh/figure_text.yml``, and warns (an error under ``-W``) on every string it lacks
+  (:mod:`editions_figures`);
+- lets its search find a Chinese term typed as a reader types it (:mod:`editions_search`);
 - shows a chapter's quiz from its Chinese file (``zh/book/quizzes/chNN.json``), the page's code
   still naming the English one, and the quiz's buttons in Chinese;
 - resolves a reference to a page, label or API object that the Chinese edition does not hold yet
@@ -54,7 +58,11 @@ concern a module, by
   language and the Chinese edition's links to English pages;
 - :mod:`editions_zh`: at build time in the Chinese edition, its checks and the rewriting of its
   pages (captions, quizzes, glued phrases, ``edition-status``);
-- :mod:`editions_launch`: the Chinese edition's launch buttons, from the English ``_config.yml``.
+- :mod:`editions_launch`: the Chinese edition's launch buttons, from the English ``_config.yml``;
+- :mod:`editions_figures`: the Chinese edition's figures, their own text in Chinese (and its command
+  line, ``python book/_ext/editions_figures.py --missing``: what the table still lacks in a built site);
+- :mod:`editions_search`: the Chinese edition's search (the query split into the index's terms, the
+  glossary's terms indexed whole).
 
 Their public names are importable from here too (``import editions; editions.check()``).
 """

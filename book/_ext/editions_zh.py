@@ -20,6 +20,8 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 from sphinx.transforms import SphinxTransform
 
+import editions_figures
+import editions_search
 from editions_drift import Drift, check, code_differences, english_revision
 from editions_records import ZH, quiz_sources, source_path, split_front_matter, toc_docnames, zh_path
 from editions_switch import edition_of, english_inventory, english_root, raw_outputs, set_raw
@@ -88,6 +90,7 @@ def _builder_inited(app: Any) -> None:
 
     logger = logging.getLogger(__name__)
     _execute_in_english_folders(Path(app.srcdir).resolve())
+    editions_search.setup_search(app)
     try:
         import jieba
     except ImportError:
@@ -368,12 +371,12 @@ def translate_output_text(text: str, names: set[str], phrases: dict[str, str]) -
         covers it. Text with no English word (numbers, symbols, Chinese) is returned as it is.
     """
     core = text.strip()
-    if not _ENGLISH_PHRASE.search(_UNITS.sub("", core)) or _CJK.search(core) or core in names:
-        return text
     head, tail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
     straight = {_straight_quotes(english): chinese for english, chinese in phrases.items()}
-    if _straight_quotes(core) in straight:
+    if core not in names and _straight_quotes(core) in straight:  # an entry first: a short word ("no") too
         return head + straight[_straight_quotes(core)] + tail
+    if not _ENGLISH_PHRASE.search(_UNITS.sub("", core)) or _CJK.search(core) or core in names:
+        return text
     patterns = {english: chinese for english, chinese in phrases.items() if "{" in english}
     chinese = translate_glued(core, patterns)
     return None if chinese is None else head + chinese + tail
@@ -545,6 +548,13 @@ def _status_outdated(app: Any, env: Any, added: set[str], changed: set[str], rem
     return pages
 
 
+def _translate_figures(app: Any, doctree: Any, docname: str) -> None:
+    """``doctree-resolved``, before the generated text alternatives are swapped (:mod:`editions_switch`):
+    in Chinese, each figure's own text from ``zh/figure_text.yml`` (:mod:`editions_figures`)."""
+    if edition_of(app) == "zh":
+        editions_figures.apply_figure_text(app, doctree, docname, raw_outputs, set_raw)
+
+
 def _rewrite_page(app: Any, doctree: Any, docname: str) -> None:
     """``doctree-resolved``: in Chinese, the figures' captions, the quizzes and the glued phrases; an
     English page's ``figure-text`` nodes (it has none to apply) are dropped."""
@@ -575,6 +585,15 @@ SITE_WORDS = {
     'title="Light"': 'title="浅色"',
     'title="Dark"': 'title="深色"',
     'Layer: <select id="layer">': '层：<select id="layer">',  # BertViz's head view (6.1)
+    # sphinx-book-theme's launch buttons and print button: its zh_CN catalogue has no "Launch on" and no
+    # "Launch interactive content", and writes "Print to PDF" in Taiwan's usage (列印成 PDF)
+    'title="Launch on Binder"': 'title="在 Binder 上启动"',
+    'title="Launch on JupyterHub"': 'title="在 JupyterHub 上启动"',
+    'title="Launch on Colab"': 'title="在 Colab 上启动"',
+    'title="Launch on Deepnote"': 'title="在 Deepnote 上启动"',
+    'aria-label="Launch interactive content"': 'aria-label="启动交互式内容"',
+    'title="Launch interactive content"': 'title="启动交互式内容"',
+    "列印成 PDF": "打印为 PDF",
 }
 """The themes' own words that their Chinese catalogues lack (sphinx-book-theme, pydata-sphinx-theme,
 sphinx-togglebutton, Sphinx's permalinks) and BertViz's menu label, as they stand in the HTML, and their Chinese."""
@@ -598,15 +617,23 @@ def _config_inited(app: Any, config: Any) -> None:
 
 
 def _translate_site_words(app: Any, exception: Exception | None) -> None:
-    """``build-finished``, Chinese edition: every page's theme words in Chinese."""
+    """``build-finished``, Chinese edition: every page's theme words in Chinese, and its widgets' labels."""
     if exception is not None or edition_of(app) != "zh" or app.builder.format != "html":
         return
+    from sphinx.util import logging
+
     outdir = Path(app.outdir)
+    table = editions_figures.load_figure_text(Path(app.srcdir))
     for page in outdir.rglob("*.html"):
         if "_static" in page.relative_to(outdir).parts:
             continue
         text = page.read_text(encoding="utf-8")
-        translated = localise_site_words(text)
+        translated, missing = editions_figures.translate_widget_state(localise_site_words(text), table)
+        if missing:  # the widgets' labels: the figures' table, as the figures' own text
+            logging.getLogger(__name__).warning(
+                "%s: its widgets have %d English strings to translate in zh/%s:\n%s", page.relative_to(outdir),
+                len(missing), editions_figures.FIGURE_TEXT_FILE, editions_figures.missing_yaml(missing),
+                type="editions", subtype="figure_text")
         if translated != text:
             page.write_text(translated, encoding="utf-8")
 
@@ -663,6 +690,8 @@ def setup(app: Any) -> None:
     app.connect("config-inited", _config_inited, priority=100)  # before sphinx-togglebutton writes its hints (500)
     app.connect("builder-inited", _builder_inited)
     app.connect("build-finished", _translate_site_words)
+    app.add_search_language(editions_search.SearchChineseBook)  # used by the Chinese edition only (zh_CN)
+    app.connect("doctree-resolved", _translate_figures, priority=400)
     app.connect("doctree-resolved", _rewrite_page)
     app.connect("doctree-resolved", _fill_status)
     app.connect("env-get-outdated", _status_outdated)

