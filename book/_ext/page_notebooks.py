@@ -462,7 +462,7 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
         in_order = ([f"{PACKAGE}=={version}"] if version else []) + [book.package_requirement]
     notebook.cells[install_index].source = install_cell_source(
         page_requirements(code, book), {path: book.repository.raw(file, book.ref) for path, file in files.items()},
-        in_order=in_order)
+        in_order=in_order, language=book.edition or "en")
     if book.edition == "zh":  # the checkers speak Chinese (helpers.exercises.messages), wherever the notebook runs
         notebook.cells[install_index].source += '\n\nimport os\nos.environ.setdefault("HELPERS_LANGUAGE", "zh")\n'
     notebook.cells[install_index].metadata = {}
