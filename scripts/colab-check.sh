@@ -79,23 +79,31 @@ COLAB_WHEEL=$(ls "$OUT"/wheel/why_attention_helpers-*.whl | tail -1)
 export COLAB_WHEEL COLAB_CLONE=""
 [ "${COLAB_FROM:-wheel}" = clone ] && COLAB_CLONE="$ROOT@$(git rev-parse HEAD)"
 
-# 3. The notebooks: the build's, or written as the build writes them.
-if [ "$generate" = 1 ] || [ ! -d "$ROOT/_build/html/_notebooks" ]; then
+# 3. The notebooks: the build's (both editions), or written as the build writes them.
+notebook_path() {  # the notebook of a docname (zh/... for the Chinese edition's) in the site $1
+    case "$2" in
+        zh/*) echo "$1/zh/_notebooks/${2#zh/}.ipynb" ;;
+        *) echo "$1/_notebooks/$2.ipynb" ;;
+    esac
+}
+SITE="$ROOT/_build/html"
+[ -d "$SITE/_notebooks" ] && [ -d "$SITE/zh/_notebooks" ] || generate=1
+for name in "${wanted[@]}"; do
+    [ -f "$(notebook_path "$SITE" "$name")" ] || generate=1
+done
+if [ "$generate" = 1 ]; then
     rm -rf "$OUT/notebooks"
     PYTHONPATH="$ROOT/src" "$PROJECT_PYTHON" scripts/colab_check.py generate "$OUT/notebooks" || exit 2
     SITE="$OUT/notebooks"
 else
-    SITE="$ROOT/_build/html"
+    echo "colab-check: the build's notebooks, $SITE/_notebooks and $SITE/zh/_notebooks"
 fi
 notebooks=()
 if [ "${#wanted[@]}" = 0 ]; then
     mapfile -t notebooks < <(find "$SITE/_notebooks" "$SITE/zh/_notebooks" -name '*.ipynb' 2>/dev/null | sort)
 else
     for name in "${wanted[@]}"; do
-        case "$name" in
-            zh/*) path="$SITE/zh/_notebooks/${name#zh/}.ipynb" ;;
-            *) path="$SITE/_notebooks/$name.ipynb" ;;
-        esac
+        path=$(notebook_path "$SITE" "$name")
         [ -f "$path" ] || { echo "colab-check: no notebook $path" >&2; exit 2; }
         notebooks+=("$path")
     done

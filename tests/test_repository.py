@@ -130,7 +130,8 @@ def test_a_chapters_notebook_is_its_cells_without_outputs_after_its_page_and_an_
     assert f"({book.colab(docname)})" in header.source
     requirement = f'"why-attention-helpers @ git+{REPOSITORY.url}@{SHA}"'
     assert install.cell_type == "code" and f"%pip install -q {requirement}" in install.source
-    assert '"myst_nb"' in install.source and '"myst-nb"' in install.source  # every chapter glues its numbers
+    # every chapter glues its numbers: a stand-in for myst_nb.glue, not myst-nb (which brings Sphinx)
+    assert install_cell.STAND_INS["myst_nb"] in install.source and '"myst-nb"' not in install.source
     installed = _installed(install.source)
     if docname == "book/03-scaling/index":  # its quiz, read from ../quizzes by helpers.viz.quiz
         assert installed["jupyterquiz"] == _book_extra("jupyterquiz")
@@ -310,17 +311,58 @@ def test_the_chinese_labs_say_it_in_chinese(tmp_path: Path) -> None:
 
 
 def test_the_install_cell_is_python_that_installs_only_what_is_missing(tmp_path: Path) -> None:
-    source = install_cell.install_cell_source([("helpers", "why-attention-helpers==9.9"), ("myst_nb", "myst-nb")])
-    pip = ['%pip install -q "why-attention-helpers==9.9" "myst-nb"']
+    source = install_cell.install_cell_source([("helpers", "why-attention-helpers==9.9"),
+                                               ("jupyterquiz", "jupyterquiz")])
+    pip = ['%pip install -q "why-attention-helpers==9.9" "jupyterquiz"']
     assert _run_cell(source, tmp_path / "both")["pip"] == []  # both present: nothing to install
     assert _run_cell(source, tmp_path / "fresh", installed=False)["pip"] == pip
-    lacking = source.replace('("myst_nb",)', '("no_such_module_here",)')
+    lacking = source.replace('("jupyterquiz",)', '("no_such_module_here",)')
     assert lacking != source and _run_cell(lacking, tmp_path / "lacking")["pip"] == pip
     own = tmp_path / "own"
     own.mkdir()
     (own / "helpers.py").write_text("", encoding="utf-8")
     assert _run_cell(source, own)["error"] == "ImportError: " + install_cell.SHADOWED["en"].format(
         origin=own / "helpers.py")
+
+
+def test_the_install_cell_says_how_long_and_asks_for_a_restart_only_after_upgrading_an_imported_plotly(
+        tmp_path: Path) -> None:
+    """Colab has plotly 5.24 and ipywidgets 7.7; the package needs plotly >= 6.1 and ipywidgets >= 8.1. The cell's
+    one line says what it installs and about how long it takes; where an older plotly was imported before it, the
+    upgrade needs a new session: the line says so, and the cell stops after installing."""
+    needs = [("helpers", "why-attention-helpers==9.9"), ("jupyterquiz", "jupyterquiz")]
+    source = install_cell.install_cell_source(needs)
+    seconds = install_cell.install_seconds(["helpers", "jupyterquiz"])
+    assert f"seconds={seconds})" in source and 5 <= seconds <= 120 and seconds % 5 == 0
+    colab = 'import sys, types\nsys.modules["plotly"] = types.SimpleNamespace(__version__="5.24.1")\n'
+    stale = _run_cell(colab + source, tmp_path / "stale", installed=False)
+    assert stale["pip"] == ['%pip install -q "why-attention-helpers==9.9" "jupyterquiz"']
+    assert stale["error"].startswith("RuntimeError: Restart the session") and "plotly 5.24.1" in stale["error"]
+    fresh = colab.replace("5.24.1", "6.3.0") + source  # a recent plotly imported: no restart
+    assert _run_cell(fresh, tmp_path / "recent", installed=False)["error"] is None
+    assert _run_cell(colab + source, tmp_path / "installed")["error"] is None  # nothing to install: no stop
+    chinese = install_cell.install_cell_source(needs, in_order=["why-attention-helpers==9.9"], language="zh")
+    assert "正在安装" in chinese and "重启会话" in chinese and "Installing" not in chinese
+
+
+def test_a_page_that_glues_gets_a_stand_in_for_myst_nb_not_sphinx(monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import types
+
+    source = install_cell.install_cell_source([("helpers", "why-attention-helpers==9.9"), ("myst_nb", "myst-nb")])
+    assert '"myst-nb"' not in source and install_cell.STAND_INS["myst_nb"] in source
+    modules = {name: module for name, module in sys.modules.items() if name != "myst_nb"}
+    monkeypatch.setattr(sys, "modules", modules)
+    nowhere = types.SimpleNamespace(util=types.SimpleNamespace(find_spec=lambda name: None))
+    exec(compile(install_cell.STAND_INS["myst_nb"], "cell", "exec"), {"importlib": nowhere})
+    from myst_nb import glue  # the stand-in
+
+    glue("shown", 1234)
+    glue("kept for the prose", 5678, display=False)
+    assert "1234" in capsys.readouterr().out and "5678" not in capsys.readouterr().out
+    stand_in = sys.modules["myst_nb"]
+    exec(compile(install_cell.STAND_INS["myst_nb"], "cell", "exec"), {"importlib": nowhere})  # run again
+    assert sys.modules["myst_nb"] is stand_in
 
 
 def test_a_lab_or_page_that_loads_smollm2_installs_its_file_without_dependencies(tmp_path: Path) -> None:
