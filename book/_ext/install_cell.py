@@ -256,7 +256,8 @@ package index, then the repository, each tried until one installs."""
 
 
 def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, str] | None = None,
-                        in_order: Sequence[str] = (), language: str = "en") -> str:
+                        in_order: Sequence[str] = (), language: str = "en",
+                        embedded: Mapping[str, str] | None = None) -> str:
     """The first code cell of a generated notebook: installs what is missing, nothing else.
 
     Args:
@@ -271,6 +272,8 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
             these (the package index's release, which honours the reader's ``PIP_INDEX_URL``, then the
             repository); empty: the one ``%pip install`` of ``needs``.
         language: The language of the one line the cell prints before installing (``"en"`` or ``"zh"``).
+        embedded: ``{relative path: text}`` of the files the page reads that the notebook carries (a quiz):
+            written where they are missing, with no network (nor GitHub, out of reach on many campuses in China).
 
     Returns:
         The cell's source (where something is missing: one line saying what it installs, about how long
@@ -336,6 +339,20 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         source += _shadow_check()
     for module in stand_ins:
         source += "\n" + STAND_INS[module]
+    if embedded:
+        listed = "".join(f"    {_literal(path)}: {text!r},\n" for path, text in embedded.items())
+        source += (
+            "\n"
+            "# The small files the page reads (its quiz), carried by this notebook: written where missing.\n"
+            "import os\n"
+            "\n"
+            f"carried = {{\n{listed}}}\n"
+            "for path, text in carried.items():\n"
+            "    if not os.path.exists(path):\n"
+            "        os.makedirs(os.path.dirname(path) or \".\", exist_ok=True)\n"
+            "        with open(path, \"w\", encoding=\"utf-8\", newline=\"\") as file:\n"
+            "            file.write(text)\n"
+        )
     if files:
         listed = "".join(f'    "{path}": "{url}",\n' for path, url in files.items())
         source += (

