@@ -15,8 +15,9 @@
 # Colab (googlecolab/backend-info, pip-freeze.txt, August 2026): Python 3.13, torch 2.11.0+cpu, plotly 5.24.1,
 # ipywidgets 7.7.1, anywidget 0.9.21, notebook 6.5.7, ipykernel 6.17.1, transformers 5.15.0, numpy 2.1.3,
 # jupytext 1.19.5, Sphinx 8.2.3. Here: the same, but for torch's build: PyPI has no CPU build of torch 2.11, so
-# .venv-colab gets PyPI's CUDA build of 2.11.0 (about 4 GB with its NVIDIA libraries, run on the CPU). Python is
-# COLAB_PYTHON (default python3.13; where there is none, the newest of 3.12 and 3.11, said on the first line).
+# .venv-colab gets PyPI's CUDA build of 2.11.0 (the environment is about 5 GB with its NVIDIA libraries; it runs
+# on the CPU). Python is COLAB_PYTHON (default python3.13, or pyenv's 3.13; where there is none, 3.12, then 3.11:
+# the version is said on the first line).
 # The kernel runs with HF_HUB_OFFLINE=1 (no model hub here: the book's model files come from PyPI packages).
 #
 # Settings: COLAB_PYTHON, COLAB_TORCH (default 2.11.0), COLAB_FROM=clone (install from git+file:// of this
@@ -38,7 +39,7 @@ for argument in "$@"; do
     case "$argument" in
         --generate) generate=1 ;;
         --sample) sample=1 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) wanted+=("${argument%.ipynb}") ;;
     esac
 done
