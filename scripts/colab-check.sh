@@ -39,7 +39,7 @@ for argument in "$@"; do
     case "$argument" in
         --generate) generate=1 ;;
         --sample) sample=1 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '/^set -uo/q;2,$p' "$0"; exit 0 ;;
         *) wanted+=("${argument%.ipynb}") ;;
     esac
 done
