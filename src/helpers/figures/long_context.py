@@ -98,7 +98,7 @@ def scaling_figure(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], train_l
     """Accuracy against position of every rule, without (left) and with (middle) the fine-tune.
 
     Where the fine-tuned runs were also evaluated on longer sequences
-    (:attr:`~helpers.experiments.rope_extrapolation.ScalingRun.long_per_position`), a third panel
+    (``ScalingRun.long_per_position``), a third panel
     draws that test, past the length of the fine-tune.
 
     Args:
@@ -225,7 +225,7 @@ def sink_table(runs: Sequence[SinkRun], kinds: Sequence[str]) -> str:
 
     Columns: the loss once the cache is full, the accuracy on the copies once the cache is full and
     past the training length (where the runs recorded it). A last row gives the language's own floor
-    of the loss on the same tokens (:attr:`~helpers.experiments.attention_sinks.SinkRun.floor_loss`),
+    of the loss on the same tokens (``SinkRun.floor_loss``),
     where the runs recorded it.
     """
     def cell(values: Sequence[float], digits: int) -> str:
