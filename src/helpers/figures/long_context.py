@@ -134,7 +134,7 @@ def scaling_figure(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], train_l
         if field == "long_per_position":
             fig.add_vline(x=test_len - 0.5, line_dash="dot", line_color=NEUTRAL, row=1, col=col)
     seeds = len(next(iter(runs.values())))
-    fig.update_xaxes(title_text="position t of the predicted token")
+    fig.update_xaxes(title_text="position t")  # short: three panels side by side on a phone
     fig.update_yaxes(title_text=f"accuracy (mean of {seeds} seeds; band: min–max)", range=[0, 1.05], col=1)
     fig.update_layout(title=f"RoPE's scaling rules on the 6.5 toy: trained on {train_len} tokens, tested on "
                             f"{test_len}", height=480)
