@@ -20,14 +20,18 @@
 # the version is said on the first line).
 # The kernel runs with HF_HUB_OFFLINE=1 (no model hub here: the book's model files come from PyPI packages).
 #
-# Settings: COLAB_PYTHON, COLAB_TORCH (default 2.11.0), COLAB_FROM=clone (install from git+file:// of this
-# checkout at HEAD, built by pip as Colab builds the git requirement, instead of a wheel built once),
+# The test command's sample (tests/book/test_colab.py) runs in a lighter environment, .venv-colab-light: the
+# project's own Python (3.11) and torch (2.13.0, the CPU build this machine installs from its disk), Colab's versions
+# of everything else; the CUDA build of torch for Python 3.13 is a download of several GB, too much for every run.
+#
+# Settings: COLAB_PYTHON, COLAB_TORCH (default 2.11.0), COLAB_VENV (default .venv-colab), COLAB_FROM=clone
+# (install from git+file:// of this checkout at HEAD, built by pip as Colab builds the git requirement, instead of a wheel built once),
 # COLAB_CELL_TIMEOUT (seconds a cell may run, default 900), COLAB_OUT (default _build/colab).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT="${COLAB_OUT:-$ROOT/_build/colab}"
-VENV="$ROOT/.venv-colab"
+VENV="${COLAB_VENV:-$ROOT/.venv-colab}"
 TORCH="${COLAB_TORCH:-2.11.0}"
 PROJECT_PYTHON="$ROOT/.venv/bin/python"  # the project's own environment (scripts/setup.sh)
 [ -x "$PROJECT_PYTHON" ] || PROJECT_PYTHON=python3

@@ -4,7 +4,7 @@
 # without vector instructions) and (c) two threads where a page pins one. Every claim must hold under each.
 #
 #   bash scripts/replicate.sh                    # all of them: offset mkl-avx2 mkl-compatible aten-default threads
-#   bash scripts/replicate.sh offset             # (a) only: what the test command runs (tests/test_replication.py)
+#   bash scripts/replicate.sh offset             # (a) only: what the test command runs (tests/book/test_replication.py)
 #   bash scripts/replicate.sh offset --offset 2000 --only book/03   # another offset, pages whose name has book/03
 #   bash scripts/replicate.sh mkl-avx2 --report  # go on past a failed claim and list every one that fails
 #

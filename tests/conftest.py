@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,19 @@ torch.set_num_threads(1)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "book"))  # the shared browser helpers (book/browser.py)
 from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_answer_is_left_running() -> Iterator[None]:
+    """A test that leaves a checker's answer thread (``helpers.exercises.running``, named "answer") running fails:
+    a spinning thread takes the GIL every 5 ms for the rest of the session, which once made the training tests
+    after it 40x slower (and CI ran out of time)."""
+    yield
+    left = [thread for thread in threading.enumerate() if thread.name == "answer" and thread.is_alive()]
+    for thread in left:
+        thread.join(timeout=5)
+    left = [thread for thread in left if thread.is_alive()]
+    assert not left, f"{len(left)} answer thread(s) left running by this test"
 
 
 @pytest.fixture(scope="session")

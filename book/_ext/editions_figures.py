@@ -54,6 +54,8 @@ _TAG = re.compile(r"<[^>]*>")
 _PLOTLY_FIELD = re.compile(r"%\{[^}]*\}")
 _CODE_WORD = re.compile(r"`[^`]*`|\b\w*_\w*\b|\b\w+(?:\.\w+)+\b|\b[A-Za-z]+\d\w*|\b\d+[A-Za-z]+\b")
 """Names from code (``scaled_dot``, ``torch.float16``, ``W_q``, ``fp16``, ``L6``, ``10x``), which stay as they are."""
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_/])[A-Za-z_][\w/]*(?:\.[A-Za-z_]\w*)+")
+"""A dotted name from code (``helpers.multihead.RollingKVCache.update``, ``torch.float16``)."""
 _UNIT = re.compile(r"\b(?:[KMGT]i?B|[kMG]Hz|[mµμn]s|s|ms|px|dB)\b")
 _WORD = re.compile(r"[A-Za-z]+")
 _SHORT_WORDS = frozenset({"of", "in", "on", "to", "vs", "by", "at", "is", "no", "or", "as", "an", "if", "it", "up",
@@ -161,8 +163,11 @@ def _normal(text: str) -> str:
 
 def _names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
     """One pattern for the names that stay English, each a whole word, the longest first."""
-    names = sorted(names, key=len, reverse=True)
-    return re.compile("|".join(rf"(?<![\w-]){re.escape(name)}(?![\w-])" for name in names)) if names else None
+    names = sorted(names, key=len, reverse=True)  # a name ends where Latin letters, digits, _ and - end (next to
+    # Chinese too: \w would count 和 in 和GRU as part of the word)
+    if not names:
+        return None
+    return re.compile("|".join(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])" for name in names))
 
 
 def _keep_space(original: str, chinese: str) -> str:
@@ -192,6 +197,7 @@ def english_words(text: str, names: re.Pattern[str] | Iterable[str] | None = Non
     if not isinstance(names, re.Pattern) and names is not None:
         names = _names_pattern(names)
     plain = _PLOTLY_FIELD.sub(" ", _TAG.sub(" ", html.unescape(str(text))))
+    plain = _DOTTED.sub(" ", plain)  # before the names: helpers.multihead.RollingKVCache.update is code, whole
     if names is not None:
         plain = names.sub(" ", plain)
     plain = _UNIT.sub(" ", _CODE_WORD.sub(" ", plain))

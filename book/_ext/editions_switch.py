@@ -30,9 +30,10 @@ __all__ = [
 
 GENERATED_PAGES = ("genindex", "search", "py-modindex")
 """Pages Sphinx writes in both editions without a source file (the module index: both editions document modules)."""
-_EDITIONS = {"en": {"text": "English", "hreflang": "en", "title": "Read this page in English"},
-             "zh": {"text": "中文", "hreflang": "zh-CN", "title": "阅读本页的中文版"}}
-_ZH_MISSING_TITLE = "本页尚未译成中文：前往中文版首页"
+# the link to each edition, on a page of the other: the tooltip in the language of the page it sits on
+_EDITIONS = {"en": {"text": "English", "hreflang": "en", "title": "阅读本页的英文版"},
+             "zh": {"text": "中文", "hreflang": "zh-CN", "title": "Read this page in Chinese"}}
+_ZH_MISSING_TITLE = "This page has no Chinese version yet: go to the Chinese edition's first page"
 
 
 def edition_of(app: Any) -> str:

@@ -594,6 +594,10 @@ SITE_WORDS = {
     'aria-label="Launch interactive content"': 'aria-label="启动交互式内容"',
     'title="Launch interactive content"': 'title="启动交互式内容"',
     "列印成 PDF": "打印为 PDF",
+    'alt="Binder logo"': 'alt="Binder 标志"',
+    'alt="JupyterHub logo"': 'alt="JupyterHub 标志"',
+    'alt="Colab logo"': 'alt="Colab 标志"',
+    'alt="Deepnote logo"': 'alt="Deepnote 标志"',
 }
 """The themes' own words that their Chinese catalogues lack (sphinx-book-theme, pydata-sphinx-theme,
 sphinx-togglebutton, Sphinx's permalinks) and BertViz's menu label, as they stand in the HTML, and their Chinese."""

@@ -419,6 +419,7 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
     pages = dict(pages or {})
     pages.setdefault(docname, (page_title, page_url))
     repository = f"`{book.repository.owner}/{book.repository.name}`"
+    badge = "在 Colab 中打开" if book.edition == "zh" else "Open in Colab"  # the badge's text alternative
     if book.edition == "zh":
         origin = (f"本笔记本即《{book.title}》的页面[{page_title}]({page_url})，由 {repository} 的 `{book.ref}` 版本"
                   "生成，供 Jupyter 和 Colab 使用。")
@@ -433,7 +434,7 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
     if source.suffix == ".md":
         notebook = jupytext.read(source, fmt="md:myst")
         header = nbformat.v4.new_markdown_cell(
-            f"[![Open in Colab]({COLAB_BADGE})]({book.colab(docname)})\n\n{origin} {run_first}")
+            f"[![{badge}]({COLAB_BADGE})]({book.colab(docname)})\n\n{origin} {run_first}")
         notebook.cells[:0] = [header, nbformat.v4.new_code_cell("")]
         install_index = 1
     elif source.suffix == ".ipynb":
@@ -446,7 +447,7 @@ def page_notebook(source: Path, docname: str, *, book: Book, page_title: str, pa
         if first.cell_type != "markdown" or not _COLAB_LINK.search(first.source):
             raise ValueError(f"source {source} does not open with a markdown cell holding its Colab badge")
         first.source = _COLAB_LINK.sub(
-            lambda match: f"[![Open in Colab]({COLAB_BADGE})]({book.colab(docname)})\n\n> {origin}",
+            lambda match: f"[![{badge}]({COLAB_BADGE})]({book.colab(docname)})\n\n> {origin}",
             first.source, count=1)
     else:
         raise ValueError(f"source must be a MyST markdown notebook (.md) or a notebook (.ipynb), got {source}")

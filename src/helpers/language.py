@@ -48,7 +48,7 @@ def set_language(language: str | None) -> None:
 
 
 _EDITION_FOLDERS = ("notebooks", "book")
-"""The folders of an edition's notebooks: ``<language>/notebooks/...``, ``<language>/book/...``."""
+"""The folders of an edition's notebooks — ``<language>/notebooks/...``, ``<language>/book/...``."""
 
 
 def _edition_language(path: str | os.PathLike[str]) -> str | None:

@@ -8,6 +8,7 @@ import json
 import re
 import statistics
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -463,8 +464,9 @@ def pdf_text(data: bytes) -> str:
 
 
 def squeezed(text: str) -> str:
-    """``text`` without whitespace: printed words wrap and hyphenate differently from the screen's."""
-    return re.sub(r"\s+", "", text)
+    """``text`` without whitespace (printed words wrap and hyphenate differently from the screen's) and with the
+    font's ligatures spelled out (NFKC: the PDF's text holds "ﬀ" where the page has "ff")."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
 
 
 # Text of controls that do nothing on paper (folded code toggles, the theme's buttons and links).

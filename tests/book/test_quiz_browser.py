@@ -27,6 +27,7 @@ QUIZ_PAGES = {  # quiz -> the built page that shows it (the chapter's last page)
     "ch04": "book/04-multihead/index.html",
     "ch05": "book/05-variants/04-vision.html",
     "ch06": "book/06-pitfalls/06-long-context.html",
+    "ch07": "book/07-llm/index.html",
 }
 READY = "[data-book-quiz-ready=true]"
 LOAD_MS = 90_000  # a page with figures on a loaded 2-core machine can take longer than Playwright's 30 s

@@ -63,11 +63,11 @@ STATEMENTS_ZH: dict[str, str] = {
     "most of the weight sits elsewhere than on the copied symbol (under half on average)":
         "大部分权重并不落在被复制的符号上（平均不到一半）",
     "under teacher forcing large effects appear without weight, all on symbols already written":
-        "在强制教学下，没有权重也会出现大的影响，且全部在已经写出的符号上",
+        "在教师强制下，没有权重也会出现大的影响，且全部在已经写出的符号上",
     "free-running, the outputs barely depend on the symbols already written (over five times less than under teacher forcing)":
-        "自由生成时，输出几乎不依赖已经写出的符号（比强制教学时小五倍以上）",
+        "自由生成时，输出几乎不依赖已经写出的符号（比教师强制时小五倍以上）",
     "teacher forcing on a consistent prefix removes those effects too":
-        "在一致的前缀上做强制教学，这些影响也消失了",
+        "在一致的前缀上做教师强制，这些影响也消失了",
     "teacher forcing on a consistent prefix leaves fewer hidden effects than on the model's own outputs":
-        "在一致的前缀上做强制教学，隐藏的影响比在模型自己的输出上少",
+        "在一致的前缀上做教师强制，隐藏的影响比在模型自己的输出上少",
 }

@@ -70,6 +70,6 @@ STATEMENTS_ZH: dict[str, str] = {
         "在 d_k 很大时，不缩放的点积在任何种子上都达不到阈值",
     "at large d_k the scaled dot product and additive scoring both exceed 0.9 in every seed":
         "在 d_k 很大时，缩放的点积和加性打分在每个种子上都超过 0.9",
-    "the unscaled dot product starts over five times hotter than additive scoring and the scaled dot product":
-        "不缩放的点积起始时比加性打分和缩放的点积热五倍以上",
+    "the unscaled dot product starts with over five times the spread of additive scoring and the scaled dot product":
+        "不缩放的点积起始时的分数离散程度是加性打分和缩放的点积的五倍以上",
 }

@@ -25,7 +25,7 @@ STATEMENTS_ZH: dict[str, str] = {
     "the recurrent step of linear attention does not grow with n (under three times the first position's time)":
         "线性注意力的循环步不随 n 增长（不到第一个位置用时的三倍）",
     "at the last position the KV-cache step is over five times slower than the recurrent step":
-        "在最后一个位置，KV 缓存的一步比循环的一步慢五倍以上",
+        "在最后一个位置，键值缓存的一步比循环的一步慢五倍以上",
     "dense attention's memory and time grow quadratically (exponents over 1.8 and 1.7)":
         "稠密注意力的内存和时间按二次增长（指数分别超过 1.8 和 1.7）",
     "the hierarchical attention's memory exponent lies between the window's and dense attention's (0.2 from each)":

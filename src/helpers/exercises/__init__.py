@@ -1,7 +1,7 @@
 """Checkers for the labs' exercises.
 
 Each checker takes the reader's answer (a tensor, a number or a function), never raises on a wrong
-answer, and returns a :class:`CheckResult` whose message says *what* is wrong (a shape, a scale, a
+answer, and returns a :class:`.CheckResult` whose message says *what* is wrong (a shape, a scale, a
 mask, a sign...), not only that something is. The labs import one module per lab's chapter,
 :mod:`helpers.exercises.ch01` ... :mod:`helpers.exercises.ch06_long_context`; behind each, one
 module per exercise, in one package per lab (``helpers/exercises/bottleneck/``, ``dot_product/``,
@@ -59,12 +59,12 @@ class CheckResult:
         Args:
             passed: Whether the answer is right.
             key: The message's key in :data:`helpers.exercises.messages.CATALOGUE`.
-            language: ``"en"``, ``"zh"``, or ``None``: the running checker's, else :func:`get_language`.
+            language: ``"en"``, ``"zh"``, or ``None``: the running checker's, else :func:`.get_language`.
             **fields: The values of the message's fields.
 
         Returns:
             The verdict, which keeps ``key`` and ``fields`` so that it can be rendered again in
-            another language (:meth:`in_language`).
+            another language (:meth:`.in_language`).
         """
         language = _language(language)
         fields = portable_fields(fields)
@@ -77,7 +77,7 @@ class CheckResult:
             language: ``"en"`` or ``"zh"``.
 
         Returns:
-            A :class:`CheckResult`.
+            A :class:`.CheckResult`.
         """
         language = resolve_language(language)
         if self.key is None:

@@ -8,7 +8,7 @@ answers for the named cases does not pass; a failure there gives the fresh seed,
 replayed (``seeding.fresh_generator`` reports the seed it drew from the operating system).
 
 A wrong result is compared with each **mistake** of the checker's table, simulated on the same inputs;
-the first it matches is named. Every table has one shape: a tuple of :class:`Mistake`.
+the first it matches is named. Every table has one shape: a tuple of :class:`.Mistake`.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def each_case(check: Callable[[Case], CheckResult | None], named: Sequence[tuple
         fresh: Draws a fresh case's params with the fresh generator (``None``: no fresh case).
 
     Returns:
-        The first failure (on the fresh case: a verdict that gives its seed and quotes the failure).
+        The first failure (on the fresh case, a verdict that gives its seed and quotes the failure).
     """
     for index, (name, params) in enumerate(named):
         failure = check(Case(name, params, seeding.generator(seed + index)))

@@ -2,14 +2,14 @@
 
 One module an exercise, in :mod:`helpers.exercises.bottleneck`; each states the exercise's contract:
 
-- :func:`check_additive_scores`: Bahdanau's score ``v^T tanh(W_q s + W_k h_j)``.
-- :func:`check_masked_softmax`: attention weights over padded encoder states.
-- :func:`check_breaking_length`: where the model without attention breaks, read off the sweep (whose models
+- :func:`.check_additive_scores`: Bahdanau's score ``v^T tanh(W_q s + W_k h_j)``.
+- :func:`.check_masked_softmax`: attention weights over padded encoder states.
+- :func:`.check_breaking_length`: where the model without attention breaks, read off the sweep (whose models
   are tested again), with the prediction recorded before the sweep.
-- :func:`mystery_alignments` and :func:`check_task_names`: name the task from its alignment.
-- :func:`check_gradient_prediction`: a prediction of how the gradient of the last output falls with
+- :func:`.mystery_alignments` and :func:`.check_task_names`: name the task from its alignment.
+- :func:`.check_gradient_prediction`: a prediction of how the gradient of the last output falls with
   distance in a GRU and in attention; the checker runs the measurement itself.
-- :func:`check_control_design`: a control experiment the reader designs.
+- :func:`.check_control_design`: a control experiment the reader designs.
 
 The from-scratch exercises (1 and 2) run the reader's function under the guard
 (:mod:`helpers.exercises.guard`): no function of the package may run while it does, whatever the route. Each

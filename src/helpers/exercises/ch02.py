@@ -2,14 +2,14 @@
 
 One module an exercise, in :mod:`helpers.exercises.dot_product`; each states the exercise's contract:
 
-- :func:`check_dot_scores`: dot-product scores as one batched matrix product.
-- :func:`check_dot_flops`: the operation count of ``Q K^T``.
-- :func:`check_euclidean_scores`: minus the squared Euclidean distance, a usable score.
-- :func:`check_vectorised_cosine`: a looped cosine similarity (:func:`looped_cosine_scores`), vectorised.
-- :func:`check_why_additive_is_slower`: reading the measured cost table, a choice among stated
-  mechanisms (:func:`additive_options`), with feedback on each.
-- :func:`check_cosine_bound`: predict, before a run, the most weight cosine scores can give one slot.
-- :func:`check_temperature_ablation`: design the run that tells whether the cosine's trouble is its
+- :func:`.check_dot_scores`: dot-product scores as one batched matrix product.
+- :func:`.check_dot_flops`: the operation count of ``Q K^T``.
+- :func:`.check_euclidean_scores`: minus the squared Euclidean distance, a usable score.
+- :func:`.check_vectorised_cosine`: a looped cosine similarity (:func:`.looped_cosine_scores`), vectorised.
+- :func:`.check_why_additive_is_slower`: reading the measured cost table, a choice among stated
+  mechanisms (:func:`.additive_options`), with feedback on each.
+- :func:`.check_cosine_bound`: predict, before a run, the most weight cosine scores can give one slot.
+- :func:`.check_temperature_ablation`: design the run that tells whether the cosine's trouble is its
   bounded range or its division by lengths.
 
 Every checker runs the reader's code under the guard (:mod:`helpers.exercises.guard`): an answer that reaches

@@ -3,18 +3,18 @@
 One module an exercise, in :mod:`helpers.exercises.scaling`; each states the exercise's contract. The lab's
 exercises, in its order:
 
-1. :func:`check_predicted_variance`: ``Var(q . k)`` for entries of variance ``sigma^2`` (predicted on paper,
+1. :func:`.check_predicted_variance`: ``Var(q . k)`` for entries of variance ``sigma^2`` (predicted on paper,
    then measured by the checker).
-2. :func:`check_row_spread`: measure the spread the softmax sees, within a row (after a prediction).
-3. :func:`check_softmax_jacobian`: write the softmax Jacobian ``diag(p) - p p^T``.
-4. :func:`check_lr_prediction`: predict the usable learning rates, run :func:`run_learning_rate_sweep`, then read
+2. :func:`.check_row_spread`: measure the spread the softmax sees, within a row (after a prediction).
+3. :func:`.check_softmax_jacobian`: write the softmax Jacobian ``diag(p) - p p^T``.
+4. :func:`.check_lr_prediction`: predict the usable learning rates, run :func:`.run_learning_rate_sweep`, then read
    them off the runs (one run is trained again).
-5. :func:`check_attention_scale`: the right scale for a head layout (MHA, GQA, MQA).
-6. :func:`check_multihead_fix`: find and fix the scaling bug in :func:`buggy_multihead_attention`.
+5. :func:`.check_attention_scale`: the right scale for a head layout (MHA, GQA, MQA).
+6. :func:`.check_multihead_fix`: find and fix the scaling bug in :func:`.buggy_multihead_attention`.
 
-Not in the lab (a teacher's extra): :func:`check_entropy_prediction`, the attention entropy for a given ``d_k``.
+Not in the lab (a teacher's extra): :func:`.check_entropy_prediction`, the attention entropy for a given ``d_k``.
 Predictions are recorded before the result is shown (:func:`helpers.exercises.predictions.predict`, under
-:data:`VARIANCE_KEY`, :data:`ROW_SPREAD_KEY`, :data:`LEARNING_RATES_KEY`, :data:`ENTROPY_KEY`). Each checker takes
+:data:`.VARIANCE_KEY`, :data:`.ROW_SPREAD_KEY`, :data:`.LEARNING_RATES_KEY`, :data:`.ENTROPY_KEY`). Each checker takes
 ``language`` (``"en"``, ``"zh"``) and writes its verdict from ``helpers.exercises.catalogue.ch03``.
 """
 

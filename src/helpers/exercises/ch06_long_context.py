@@ -3,10 +3,10 @@
 
 One module an exercise, in :mod:`helpers.exercises.memory_position`; each states the exercise's contract:
 
-- :func:`check_position_interpolation`: RoPE with position interpolation (Chen et al., 2023, section 2.3, Eq. 4).
-- :func:`check_sink_prediction`: which caches keep a small RoPE model working past its window (full, window only,
-  window + sinks), recorded with :func:`predict` before the run; one of the runs is trained again.
-- :func:`check_rolling_cache`: the memory of a rolling KV cache in GiB, on Mistral 7B's shape and on made-up ones.
+- :func:`.check_position_interpolation`: RoPE with position interpolation (Chen et al., 2023, section 2.3, Eq. 4).
+- :func:`.check_sink_prediction`: which caches keep a small RoPE model working past its window (full, window only,
+  window + sinks), recorded with :func:`.predict` before the run; one of the runs is trained again.
+- :func:`.check_rolling_cache`: the memory of a rolling KV cache in GiB, on Mistral 7B's shape and on made-up ones.
 
 Each checker takes ``language`` (``"en"``, ``"zh"``) and writes its verdict from
 ``helpers.exercises.catalogue.ch06_long_context``.

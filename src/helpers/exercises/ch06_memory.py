@@ -3,13 +3,13 @@
 
 One module an exercise, in :mod:`helpers.exercises.memory_position`; each states the exercise's contract:
 
-- :func:`check_decode_step`: one KV-cache decoding step from scratch, against the full causal pass.
-- :func:`check_cache_bytes`: the KV cache of real model shapes, and of made-up ones, by formula.
-- :func:`check_rope`: RoPE from scratch, against a float64 rotation, and the offset property.
-- :func:`buggy_rope_attention`, :func:`check_rope_fix`: the bug hunt (interleaved pairing with a half-split table,
+- :func:`.check_decode_step`: one KV-cache decoding step from scratch, against the full causal pass.
+- :func:`.check_cache_bytes`: the KV cache of real model shapes, and of made-up ones, by formula.
+- :func:`.check_rope`: RoPE from scratch, against a float64 rotation, and the offset property.
+- :func:`.buggy_rope_attention`, :func:`.check_rope_fix`: the bug hunt (interleaved pairing with a half-split table,
   and RoPE applied to the values).
-- :func:`check_extrapolation_ranking`: the ranking of the encodings, recorded with :func:`predict` before the run.
-- :func:`check_online_softmax`: attention one block of keys at a time with a running max and sum, and its peak memory.
+- :func:`.check_extrapolation_ranking`: the ranking of the encodings, recorded with :func:`.predict` before the run.
+- :func:`.check_online_softmax`: attention one block of keys at a time with a running max and sum, and its peak memory.
 
 Each checker takes ``language`` (``"en"``, ``"zh"``) and writes its verdict from
 ``helpers.exercises.catalogue.ch06_memory``.

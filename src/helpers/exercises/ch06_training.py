@@ -2,13 +2,13 @@
 
 One module an exercise, in :mod:`helpers.exercises.training`; each states the exercise's contract:
 
-- :func:`check_head_entropy`: attention entropy per head from scores and a padding mask.
-- :func:`check_rollout`: attention rollout (Abnar & Zuidema, 2020) from the weights of each layer.
-- :func:`train_broken_heads`, :func:`check_broken_heads`: a model trained with one collapsed and one dead head
+- :func:`.check_head_entropy`: attention entropy per head from scores and a padding mask.
+- :func:`.check_rollout`: attention rollout (Abnar & Zuidema, 2020) from the weights of each layer.
+- :func:`.train_broken_heads`, :func:`.check_broken_heads`: a model trained with one collapsed and one dead head
   (:mod:`helpers.experiments.broken_heads`), and the reader's search for them in its entropy monitor.
-- :func:`buggy_pre_ln_block`, :func:`check_pre_ln_fix`: the LayerNorm bug hunt.
-- :func:`check_post_ln_fix`: the reader's settings that rescue a Post-LN run that fails (trained by the checker,
-  :mod:`helpers.experiments.post_ln_rescue`), the mechanism (a choice among :data:`MECHANISMS`), and the prediction
+- :func:`.buggy_pre_ln_block`, :func:`.check_pre_ln_fix`: the LayerNorm bug hunt.
+- :func:`.check_post_ln_fix`: the reader's settings that rescue a Post-LN run that fails (trained by the checker,
+  :mod:`helpers.experiments.post_ln_rescue`), the mechanism (a choice among :data:`.MECHANISMS`), and the prediction
   recorded before.
 
 Each checker takes ``language`` (``"en"``, ``"zh"``) and writes its verdict from

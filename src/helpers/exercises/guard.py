@@ -3,7 +3,7 @@
 An exercise that asks for multi-head attention from scratch is not answered by calling
 ``helpers.MultiHeadAttention``, nor PyTorch's ``nn.MultiheadAttention``: such an answer passes any
 numerical comparison and teaches nothing. A checker therefore runs the reader's function under a
-:class:`CallWatch`, which sees, with public hooks of Python and PyTorch only:
+:class:`.CallWatch`, which sees, with public hooks of Python and PyTorch only:
 
 - every **Python function** the answer's code starts (:func:`sys.settrace`, its ``call`` events: one
   event a Python call, none for C calls or lines, so an honest answer runs at nearly full speed);
@@ -22,19 +22,19 @@ answer reach a package function only by naming it in ``allowed`` (what an allowe
 itself is its own business). On top of that a checker names the third-party versions of the thing
 practised; the groups below collect them:
 
-=====================  ====================================================================
-:data:`ATTENTION`      PyTorch's fused attention and its kernels, ``nn.MultiheadAttention``
-                       and its functional form, ``nn.Transformer*``, ``torch.ops``,
-                       transformers, and :data:`LIBRARIES`
-:data:`LIBRARIES`      SciPy and scikit-learn (``cdist``, ``cosine_similarity``, ``entropy``)
-:data:`LEAVING_TORCH`  a tensor turned into NumPy or a list, where a checker measures the
-                       work of PyTorch operations (a NumPy rewrite is fine elsewhere)
-:data:`AUTOGRAD`       ``torch.autograd``, ``torch.func``, a tensor that requires grad
-:data:`DISTRIBUTIONS`  ``torch.distributions`` (``Categorical(...).entropy()``)
-:data:`TRANSFORMERS`   every module of Hugging Face transformers
-=====================  ====================================================================
+==================================  ============================================================
+:data:`~.targets.ATTENTION`         PyTorch's fused attention and its kernels, ``nn.MultiheadAttention``
+                                    and its functional form, ``nn.Transformer*``, ``torch.ops``,
+                                    transformers, and :data:`.LIBRARIES`
+:data:`~.targets.LIBRARIES`         SciPy and scikit-learn (``cdist``, ``cosine_similarity``, ``entropy``)
+:data:`~.targets.LEAVING_TORCH`     a tensor turned into NumPy or a list, where a checker measures the
+                                    work of PyTorch operations (a NumPy rewrite is fine elsewhere)
+:data:`~.targets.AUTOGRAD`          ``torch.autograd``, ``torch.func``, a tensor that requires grad
+:data:`~.targets.DISTRIBUTIONS`     ``torch.distributions`` (``Categorical(...).entropy()``)
+:data:`~.targets.TRANSFORMERS`      every module of Hugging Face transformers
+==================================  ============================================================
 
-What it does not follow: a thread started below :mod:`threading` (``_thread.start_new_thread``), a process, code
+What it does not follow: a thread started below ``threading`` (``_thread.start_new_thread``), a process, code
 compiled to C. The audit events named above are those of Python 3.11 and later.
 
 Where the answer runs (a fresh thread, a time limit, an interrupt) is :mod:`helpers.exercises.running`'s
@@ -94,7 +94,7 @@ class CallWatch:
 
     Args:
         forbidden: Functions, methods, classes (all their methods), modules, dotted paths or
-            :class:`TorchRule` the answer may not reach, on top of the whole package (e.g. :data:`ATTENTION`).
+            :class:`.TorchRule` the answer may not reach, on top of the whole package (e.g. :data:`.ATTENTION`).
         allowed: Package (or forbidden) functions, classes or modules the answer may call; what they call
             themselves is not looked into.
         package: Whether the package's own functions are forbidden (default ``True``).
@@ -173,7 +173,7 @@ class CallWatch:
         return None
 
     def torch_call(self, func: Any) -> None:
-        """A PyTorch function the answer's thread calls (seen by :class:`_TorchCalls` before it runs)."""
+        """A PyTorch function the answer's thread calls (seen by ``_TorchCalls`` before it runs)."""
         if self.closed:
             return
         self.calls += 1
@@ -245,7 +245,7 @@ class _quiet:  # noqa: N801 (a context manager)
 
 
 _WATCHES: list[CallWatch] = []
-"""The watches in force (the innermost last): the audit hook reports to the one whose threads raise an event."""
+"""The watches in force (the innermost last) — the audit hook reports to the one whose threads raise an event."""
 
 
 def _audit_hook(event: str, args: tuple[Any, ...]) -> None:
@@ -264,7 +264,7 @@ _HOOKED: list[bool] = []
 
 
 class _TorchCalls(TorchFunctionMode):
-    """Shows :class:`CallWatch` every PyTorch function called in this thread, from Python or from C."""
+    """Shows :class:`.CallWatch` every PyTorch function called in this thread, from Python or from C."""
 
     def __init__(self, watch: CallWatch) -> None:
         super().__init__()
@@ -283,7 +283,7 @@ _CACHED: dict[str, list[tuple[Any, types.CodeType, str]]] = {}
 
 def _package_caches(watch: CallWatch) -> list[Any]:
     """The forbidden ``functools.lru_cache`` functions of the package: a call answered from the cache runs no
-    Python code, so :class:`armed` compares their hit counts."""
+    Python code, so ``armed`` compares their hit counts."""
     for name, module in list(sys.modules.items()):
         if module is None or name in _CACHED or name.split(".")[0] != PACKAGE:
             continue
@@ -351,8 +351,8 @@ class watching:  # noqa: N801 (used as a function: ``with watching(watch):``)
     with another trace function (the answer called ``sys.settrace``) sets :attr:`CallWatch.tampered`.
 
     Args:
-        watch: The :class:`CallWatch` to report to.
-        process: Whether to arm the process-wide part here too (:class:`armed`); ``False`` where the
+        watch: The :class:`.CallWatch` to report to.
+        process: Whether to arm the process-wide part here too (``armed``); ``False`` where the
             thread that waits for the answer armed it.
     """
 

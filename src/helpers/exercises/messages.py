@@ -11,8 +11,8 @@ Languages are ``"en"`` (the default: English callers see exactly the messages th
 and ``"zh"`` (Simplified Chinese). Which one a checker uses, first match wins:
 
 1. its ``language`` argument, which the decorator :func:`helpers.exercises.reader.checker` puts in
-   force for everything the checker renders (:func:`speaking`): no checker passes it on by hand;
-2. :func:`set_language` (e.g. ``helpers.exercises.set_language("zh")`` in a notebook);
+   force for everything the checker renders (:func:`.speaking`): no checker passes it on by hand;
+2. :func:`.set_language` (e.g. ``helpers.exercises.set_language("zh")`` in a notebook);
 3. the environment variable ``HELPERS_LANGUAGE``;
 4. the notebook the kernel runs: a notebook of the Chinese edition (under ``zh/notebooks/`` or
    ``zh/book/``) is read in Chinese. Jupyter Server tells a kernel its notebook's path
@@ -20,7 +20,7 @@ and ``"zh"`` (Simplified Chinese). Which one a checker uses, first match wins:
 5. ``"en"``.
 
 Messages of a chapter's checkers live in ``helpers.exercises.catalogue`` (``MESSAGES`` of
-``catalogue/chNN.py``, registered with :func:`register` when the checker module imports it); the
+``catalogue/chNN.py``, registered with :func:`.register` when the checker module imports it); the
 messages every checker shares (the verdict's prefix, the reader's function failing, an answer
 that calls the package) live here. A message missing in a language falls back
 to English, and ``tests/test_editions.py`` lists the keys a language still lacks.
@@ -40,7 +40,7 @@ __all__ = ["LANGUAGES", "CATALOGUE", "register", "phrase", "text", "joined", "qu
            "set_language", "get_language", "portable_fields"]
 
 _SPEAKING: ContextVar[str | None] = ContextVar("helpers_exercises_language", default=None)
-"""The language of the checker that is running (:func:`speaking`), if any."""
+"""The language of the checker that is running (:func:`.speaking`), if any."""
 
 
 @contextmanager
@@ -48,13 +48,13 @@ def speaking(language: str | None) -> Iterator[str]:
     """Within the block, a message rendered without a language is rendered in ``language``.
 
     Args:
-        language: ``"en"``, ``"zh"``, or ``None`` for :func:`get_language`.
+        language: ``"en"``, ``"zh"``, or ``None`` for :func:`.get_language`.
 
     Yields:
         The language in force.
 
     Raises:
-        ValueError: ``language`` is not one of :data:`LANGUAGES`.
+        ValueError: ``language`` is not one of :data:`.LANGUAGES`.
     """
     token = _SPEAKING.set(resolve_language(language))
     try:
@@ -64,12 +64,12 @@ def speaking(language: str | None) -> Iterator[str]:
 
 
 def _language(language: str | None) -> str:
-    """``language`` if given, else the running checker's (:func:`speaking`), else :func:`get_language`."""
+    """``language`` if given, else the running checker's (:func:`.speaking`), else :func:`.get_language`."""
     return resolve_language(_SPEAKING.get() if language is None else language)
 
 
 CATALOGUE: dict[str, dict[str, str]] = {}
-"""``key -> {language: template}``; a template is a ``str.format`` string with named fields."""
+"""``key -> {language — template}``; a template is a ``str.format`` string with named fields."""
 
 def register(messages: Mapping[str, Mapping[str, str]]) -> None:
     """Adds a module's messages to the catalogue.
@@ -132,7 +132,7 @@ def portable_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def phrase(key: str, /, **fields: Any) -> dict[str, str]:
     """A message rendered in every language, ``{language: sentence}``: a field of another message,
-    which :func:`text` then renders in that message's language (e.g. what a checker expected, "the
+    which :func:`.text` then renders in that message's language (e.g. what a checker expected, "the
     heads, shape (B, H, L, E)", inside "returned None: return {what}").
 
     Args:
@@ -150,8 +150,8 @@ def text(key: str, language: str | None = None, /, **fields: Any) -> str:
 
     Args:
         key: The message's key, e.g. ``"reader.returned_none"``.
-        language: ``"en"``, ``"zh"``, or ``None``: the running checker's (:func:`speaking`), else
-            :func:`get_language`.
+        language: ``"en"``, ``"zh"``, or ``None``: the running checker's (:func:`.speaking`), else
+            :func:`.get_language`.
         **fields: The values of the template's named fields; a value given as
             ``{"en": ..., "zh": ...}`` (a phrase) is rendered in ``language`` too.
 

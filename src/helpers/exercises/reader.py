@@ -1,8 +1,8 @@
 """What every checker needs to handle a reader's answer safely: call it, type-check it, compare it.
 
 A checker reads as its logic: the helpers here that meet a wrong answer (a function that raises,
-a result that is not a tensor...) raise :class:`Rejected`, which carries the verdict, and the
-decorator :func:`checker` on every public checker turns it into the checker's return value. So a
+a result that is not a tensor...) raise :class:`.Rejected`, which carries the verdict, and the
+decorator :func:`.checker` on every public checker turns it into the checker's return value. So a
 checker never raises on a wrong answer, and writes no ``if failure is not None: return failure``.
 
 The decorator also takes the checker's ``language`` argument and puts it in force for every message
@@ -34,7 +34,7 @@ __all__ = ["Rejected", "checker", "verdict", "reject", "passed_unless", "call_wa
 
 class Rejected(Exception):  # noqa: N818 (a verdict, not an error: the answer is rejected)
     """A wrong answer met inside a checker: ``Rejected(verdict)`` carries the failed
-    :class:`~helpers.exercises.CheckResult` that explains what is wrong, which :func:`checker` returns."""
+    :class:`~helpers.exercises.CheckResult` that explains what is wrong, which :func:`.checker` returns."""
 
     @property
     def verdict(self) -> CheckResult:
@@ -48,7 +48,7 @@ def verdict(passed: bool, key: str, /, **fields: Any) -> CheckResult:
 
 
 def reject(key: str, /, **fields: Any) -> Rejected:
-    """A :class:`Rejected` that carries the failed verdict ``key`` (``raise reject("...", got=...)``)."""
+    """A :class:`.Rejected` that carries the failed verdict ``key`` (``raise reject("...", got=...)``)."""
     return Rejected(CheckResult.of(False, key, **fields))
 
 
@@ -58,7 +58,7 @@ def passed_unless(failure: CheckResult | None, key: str, /, **fields: Any) -> Ch
 
 
 def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
-    """Decorator of a public checker: its ``language`` argument in force, a :class:`Rejected` its verdict.
+    """Decorator of a public checker: its ``language`` argument in force, a :class:`.Rejected` its verdict.
 
     The decorated checker takes ``language`` (``"en"``, ``"zh"``; ``None``: :func:`helpers.exercises.get_language`)
     as a keyword argument on top of its own, and every message rendered while it runs is in that language.
@@ -67,7 +67,7 @@ def checker(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
         fn: The checker.
 
     Returns:
-        The checker, returning the verdict a :class:`Rejected` carries instead of raising it.
+        The checker, returning the verdict a :class:`.Rejected` carries instead of raising it.
     """
     @functools.wraps(fn)
     def checked(*args: Any, language: str | None = None, **kwargs: Any) -> CheckResult:
@@ -102,7 +102,7 @@ def call_watched(fn: Any, *args: Any, forbidden: Iterable[Any] = (), allowed: It
     """Call the reader's function in a thread of its own, watching what it calls; refuse one that delegates.
 
     The answer may not reach any function of the package (except those in ``allowed`` and the property
-    getters of its arguments) nor any of ``forbidden`` (e.g. :data:`helpers.exercises.guard.ATTENTION`),
+    getters of its arguments) nor any of ``forbidden`` (e.g. :data:`helpers.exercises.targets.ATTENTION`),
     by whatever route: see :mod:`helpers.exercises.guard`; it runs in a fresh thread and is stopped past
     its time limit: see :mod:`helpers.exercises.running`.
 
@@ -159,7 +159,7 @@ def call_watched(fn: Any, *args: Any, forbidden: Iterable[Any] = (), allowed: It
 
 
 def as_tensor(result: Any, what: str | Mapping[str, str]) -> Tensor:
-    """``result`` if the reader returned a plain tensor, else :class:`Rejected` naming ``what`` was expected.
+    """``result`` if the reader returned a plain tensor, else :class:`.Rejected` naming ``what`` was expected.
 
     Args:
         result: What the reader's function returned.
@@ -182,7 +182,7 @@ def as_tensor(result: Any, what: str | Mapping[str, str]) -> Tensor:
 
 
 def as_number(result: Any, key: str, /, integral: bool = False, **fields: Any) -> float:
-    """``result`` as a finite number (a one-element tensor, an int, a float), else :class:`Rejected` with ``key``.
+    """``result`` as a finite number (a one-element tensor, an int, a float), else :class:`.Rejected` with ``key``.
 
     Args:
         result: What the reader's function returned.

@@ -4,7 +4,7 @@ A checker never runs the reader's function on its own stack, for two reasons:
 
 - **Its reference is in its locals.** An answer that walks up its own stack (``error.__traceback__.tb_frame``,
   ``frame.f_back``: attribute reads, which no hook sees) would find the expected result there. In a thread
-  of its own the answer's stack ends at :func:`run_answer`'s little task, which holds nothing of the checker.
+  of its own the answer's stack ends at :func:`.run_answer`'s little task, which holds nothing of the checker.
 - **An answer may never end.** ``while True: pass`` in a lab must not cost the student the rest of the lab.
 
 Why a fresh thread for every answer, and how it is stopped: Python cannot kill a thread, so the thread
@@ -66,7 +66,7 @@ class AnswerInterrupted(KeyboardInterrupt):
 
 
 def _stop(thread: threading.Thread, done: threading.Event) -> bool:
-    """Raise :class:`AnswerStopped` in ``thread`` until it ends, for :data:`_GRACE` seconds; whether it ended.
+    """Raise :class:`.AnswerStopped` in ``thread`` until it ends, for :data:`._GRACE` seconds; whether it ended.
 
     Whether it ended is read from ``done``, which the thread sets as it ends, not from ``thread.is_alive()``: an
     interrupt that lands in ``Thread.join`` marks a thread that still runs as stopped (CPython's bpo-45274 fix

@@ -1,9 +1,9 @@
 """What a checker may forbid an answer to reach, and how it is found when the answer runs.
 
 A target is a function, a method, a class (all its methods), a module or a folder of code (all its files), a dotted
-path to one of those, or a :class:`TorchRule` (PyTorch functions recognised by what they are). The groups a checker
-names (:data:`ATTENTION`, :data:`LIBRARIES`, :data:`LEAVING_TORCH`, :data:`AUTOGRAD`, :data:`DISTRIBUTIONS`,
-:data:`TRANSFORMERS`) are described in :mod:`helpers.exercises.guard`, which watches for them.
+path to one of those, or a :class:`.TorchRule` (PyTorch functions recognised by what they are). The groups a checker
+names (:data:`.ATTENTION`, :data:`.LIBRARIES`, :data:`.LEAVING_TORCH`, :data:`.AUTOGRAD`, :data:`.DISTRIBUTIONS`,
+:data:`.TRANSFORMERS`) are described in :mod:`helpers.exercises.guard`, which watches for them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ PACKAGE = "helpers"
 
 @dataclass(frozen=True)
 class TorchRule:
-    """PyTorch functions forbidden by what they are rather than by name (see :data:`ATTENTION_KERNELS`)."""
+    """PyTorch functions forbidden by what they are rather than by name (see :data:`.ATTENTION_KERNELS`)."""
 
     name: str
     matches: Callable[[Any], bool]
@@ -43,14 +43,14 @@ private kernels behind it, ``_native_multi_head_attention``, ``_transformer_enco
 recognised when called, so that no list of private names has to be kept."""
 
 REQUIRES_GRAD = TorchRule("torch.autograd (a tensor that requires grad)", lambda func: False)
-"""A tensor that requires grad, made by the answer: every use of autograd needs one."""
+"""A tensor that requires grad, made by the answer — every use of autograd needs one."""
 
 LIBRARIES: tuple[str, ...] = ("scipy", "sklearn")
 """Other libraries' ready-made versions of what the labs practise (SciPy's ``cdist`` and ``entropy``,
 scikit-learn's ``cosine_similarity``)."""
 
 LEAVING_TORCH: tuple[str, ...] = ("torch.Tensor.numpy", "torch.Tensor.__array__", "torch.Tensor.tolist")
-"""A tensor turned into NumPy or a list: where a checker measures the work or memory of PyTorch operations,
+"""A tensor turned into NumPy or a list — where a checker measures the work or memory of PyTorch operations,
 computing elsewhere hides it."""
 
 ATTENTION: tuple[Any, ...] = (
@@ -62,16 +62,16 @@ ATTENTION: tuple[Any, ...] = (
     "transformers",
     *LIBRARIES,
 )
-"""Third-party attention: PyTorch's fused kernels and layers, ``torch.ops``, transformers, :data:`LIBRARIES`."""
+"""Third-party attention — PyTorch's fused kernels and layers, ``torch.ops``, transformers, :data:`.LIBRARIES`."""
 
 AUTOGRAD: tuple[Any, ...] = (REQUIRES_GRAD, "torch.autograd.grad", "torch.autograd.backward",
                              "torch.autograd.functional", "torch.Tensor.backward",
                              *sorted({str(Path(inspect.getfile(torch.func.jacrev)).parent)}), *LIBRARIES)
-"""Derivatives computed for the answer, where an exercise asks for the formula: autograd in any form (a tensor
-that requires grad), ``torch.func`` (the folder that defines it), and :data:`LIBRARIES`."""
+"""Derivatives computed for the answer, where an exercise asks for the formula — autograd in any form (a tensor
+that requires grad), ``torch.func`` (the folder that defines it), and :data:`.LIBRARIES`."""
 
 DISTRIBUTIONS: tuple[str, ...] = ("torch.distributions", *LIBRARIES)
-"""``torch.distributions`` (``Categorical(probs).entropy()``) and :data:`LIBRARIES` (``scipy.stats.entropy``)."""
+"""``torch.distributions`` (``Categorical(probs).entropy()``) and :data:`.LIBRARIES` (``scipy.stats.entropy``)."""
 
 TRANSFORMERS: tuple[str, ...] = ("transformers",)
 """Every module of Hugging Face transformers."""

@@ -193,7 +193,7 @@ def alignment_by_length(
 
 
 OCCLUSION_DECODING: tuple[str, ...] = ("teacher_forced", "greedy", "teacher_forced_matched")
-"""How :func:`occlusion_dependence` feeds the decoder: the true target, the model's own outputs, or
+"""How :func:`occlusion_dependence` feeds the decoder — the true target, the model's own outputs, or
 the true target of each run's own (occluded) source."""
 
 

@@ -262,7 +262,7 @@ def sink_runs(config: SinkConfig = SinkConfig(), *, seeds: tuple[int, ...] = (0,
     """Trains one model per seed and decodes the same long sequences with every cache of :data:`KINDS`.
 
     "Cache full" means targets at positions ``> cache_size``: from there on the window cache
-    has dropped position 0. Losses are over every target, noise included (:attr:`SinkRun.floor_loss`
+    has dropped position 0. Losses are over every target, noise included (``SinkRun.floor_loss``
     is the best any model can reach on the same targets, :func:`optimal_loss`); accuracies over the
     predictable targets only, once the cache is full and (``past_length_accuracy``) past the
     training length.

@@ -210,8 +210,8 @@ def layer_multiply_adds(seq_len: int, embed_dim: int) -> dict[str, int]:
         embed_dim: Model width d.
 
     Returns:
-        ``{"gru": 6 n d^2, "attention": 3 n d^2 + 2 n^2 d, "attention_projections": 3 n d^2,
-        "attention_scores": 2 n^2 d}``.
+        The counts under the keys ``gru`` (6 n d^2), ``attention`` (3 n d^2 + 2 n^2 d),
+        ``attention_projections`` (3 n d^2) and ``attention_scores`` (2 n^2 d).
     """
     n, d = check_positive_int("seq_len", seq_len), check_positive_int("embed_dim", embed_dim)
     return {"gru": 6 * n * d * d, "attention": 3 * n * d * d + 2 * n * n * d,

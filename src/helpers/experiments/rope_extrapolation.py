@@ -161,7 +161,7 @@ class ScalingRun:
     def accuracy(self, start: int, stop: int) -> float:
         """Mean accuracy over predicted positions ``start .. stop - 1`` (target index, as in chapter 6.5).
 
-        Positions past the test length are read from :attr:`long_per_position` (the longer test set,
+        Positions past the test length are read from ``long_per_position`` (the longer test set,
         whose first positions are the same task on other sequences).
         """
         values = self.per_position[start - 1:stop - 1]
@@ -238,7 +238,7 @@ def rope_scaling_runs(
         embed_dim: Model width (4 heads: ``E = embed_dim / 4``).
         lags: The recurrence's offsets.
         long_test_len: If positive, the fine-tuned models (all models if ``fine_tune_steps == 0``) are also
-            evaluated on ``num_long_test`` sequences of this many tokens (:attr:`ScalingRun.long_per_position`):
+            evaluated on ``num_long_test`` sequences of this many tokens (``ScalingRun.long_per_position``):
             past the length of the fine-tune, where YaRN's Table 1 (its 10k column) separates the rules.
         num_long_test: Sequences of that longer test.
 

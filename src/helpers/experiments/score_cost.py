@@ -172,7 +172,7 @@ class CostTable:
 
 
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
-"""The clocks a timing can read: ``"wall"``, the time that passes (``time.perf_counter``), and ``"cpu"``, the
+"""The clocks a timing can read — ``"wall"``, the time that passes (``time.perf_counter``), and ``"cpu"``, the
 CPU time of this process, all its threads together (``time.process_time``). On one thread of an idle machine the
 two agree; on a machine shared with other programs the wall clock also counts the time the process waits for a
 core, and the CPU clock does not (a busy machine still slows the process's memory accesses). With several
@@ -293,7 +293,7 @@ def time_score_functions(
 
 
 ADDITIVE_STEPS: tuple[str, ...] = ("projections", "broadcast add", "tanh", "reduction with v")
-"""The steps of :func:`helpers.scores.additive_scores`, in order: ``Q W_q^T`` and ``K W_k^T``
+"""The steps of :func:`helpers.scores.additive_scores`, in order — ``Q W_q^T`` and ``K W_k^T``
 (two small matrix products), their sum broadcast to an ``(L, S, A)`` tensor, ``tanh`` of that
 tensor, and its product with ``v`` down to ``(L, S)``."""
 

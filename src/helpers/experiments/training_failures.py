@@ -205,7 +205,7 @@ def mean_spread(values: Sequence[float]) -> tuple[float, float, float]:
 
 
 INITS = ("gpt2", "xavier")
-"""The initialisations :func:`init_layer_grad_norms` compares: GPT-2's (the package's models) and Xavier's."""
+"""The initialisations :func:`init_layer_grad_norms` compares — GPT-2's (the package's models) and Xavier's."""
 
 
 def _xavier_init(model: nn.Module) -> None:
@@ -231,7 +231,7 @@ def init_layer_grad_norms(norm_first: bool, *, num_layers: int = 6, embed_dim: i
         norm_first: Pre-LN (``True``) or Post-LN (``False``) blocks.
         num_layers, embed_dim: The model's size.
         seed: Seed of the weights and the batch.
-        init: ``"gpt2"`` (the package's ``N(0, 0.02)``) or ``"xavier"`` (:func:`_xavier_init`).
+        init: ``"gpt2"`` (the package's ``N(0, 0.02)``) or ``"xavier"`` (``_xavier_init``).
 
     Returns:
         One norm per block, first block first (``sqrt`` of the sum of its parameters' squared norms).

@@ -23,18 +23,19 @@ __all__ = ["reading_figure", "reading_table", "spread_figure", "heads_figure", "
 
 
 def reading_figure(readings: Sequence[Reading]) -> go.Figure:
-    """The last token's attention (mean over heads) to each token of its prompt, layer by layer, one panel a prompt."""
-    fig = make_subplots(rows=1, cols=len(readings), shared_yaxes=True, horizontal_spacing=0.04,
+    """The last token's attention (mean over heads) to each token of its prompt, layer by layer, one panel a prompt,
+    one above the other (side by side, the prompts' titles ran into each other at phone width)."""
+    fig = make_subplots(rows=len(readings), cols=1, vertical_spacing=0.14,
                         subplot_titles=[" ".join(t.strip() for t in r.tokens) for r in readings])
     layers = readings[0].weights.size(0)
-    for col, r in enumerate(readings, start=1):
+    for row, r in enumerate(readings, start=1):
         labels = [f"{i}:{t.strip() or '␣'}" for i, t in enumerate(r.tokens)]
         fig.add_trace(go.Heatmap(z=decimals(r.weights, 3), x=labels, y=list(range(layers)), coloraxis="coloraxis",
-                                 hovertemplate="layer %{y}, key %{x}: %{z}<extra></extra>"), row=1, col=col)
+                                 hovertemplate="layer %{y}, key %{x}: %{z}<extra></extra>"), row=row, col=1)
+        fig.update_yaxes(title_text="layer", row=row, col=1, autorange="reversed")
     fig.update_layout(**base_layout("Where the last token, ' apple', looks, layer by layer (mean over the 9 heads)",
-                                    520),
+                                    300 * len(readings)),
                       coloraxis=dict(colorscale="Blues", cmin=0, cmax=1, colorbar=dict(title="weight")))
-    fig.update_yaxes(title_text="layer", row=1, col=1, autorange="reversed")
     return fig
 
 

@@ -98,7 +98,7 @@ def scaling_figure(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], train_l
     """Accuracy against position of every rule, without (left) and with (middle) the fine-tune.
 
     Where the fine-tuned runs were also evaluated on longer sequences
-    (:attr:`~helpers.experiments.rope_extrapolation.ScalingRun.long_per_position`), a third panel
+    (``ScalingRun.long_per_position``), a third panel
     draws that test, past the length of the fine-tune.
 
     Args:
@@ -134,7 +134,7 @@ def scaling_figure(runs: Mapping[tuple[str, int], Sequence[ScalingRun]], train_l
         if field == "long_per_position":
             fig.add_vline(x=test_len - 0.5, line_dash="dot", line_color=NEUTRAL, row=1, col=col)
     seeds = len(next(iter(runs.values())))
-    fig.update_xaxes(title_text="position t of the predicted token")
+    fig.update_xaxes(title_text="position t")  # short: three panels side by side on a phone
     fig.update_yaxes(title_text=f"accuracy (mean of {seeds} seeds; band: min–max)", range=[0, 1.05], col=1)
     fig.update_layout(title=f"RoPE's scaling rules on the 6.5 toy: trained on {train_len} tokens, tested on "
                             f"{test_len}", height=480)
@@ -225,7 +225,7 @@ def sink_table(runs: Sequence[SinkRun], kinds: Sequence[str]) -> str:
 
     Columns: the loss once the cache is full, the accuracy on the copies once the cache is full and
     past the training length (where the runs recorded it). A last row gives the language's own floor
-    of the loss on the same tokens (:attr:`~helpers.experiments.attention_sinks.SinkRun.floor_loss`),
+    of the loss on the same tokens (``SinkRun.floor_loss``),
     where the runs recorded it.
     """
     def cell(values: Sequence[float], digits: int) -> str:

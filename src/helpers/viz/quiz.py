@@ -182,7 +182,7 @@ def quiz_digest(path: str | Path) -> str:
 
 
 _GLUED = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]*))?`")
-"""A glued value in a quiz's text, written as in the prose: ``{glue:text}`key:.1%```."""
+"""A glued value in a quiz's text, written as in the prose — ``{glue:text}`key:.1%```."""
 
 
 def glued_keys(questions: Any) -> set[str]:

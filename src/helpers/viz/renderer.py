@@ -65,7 +65,7 @@ PANEL_STYLE = ("<style>html[data-theme=dark] .bd-content div.cell_output .text_h
 
 VISUALLY_HIDDEN = ("position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
                    "clip:rect(0,0,0,0);white-space:nowrap;border:0")
-"""Inline style of the text alternative: read by screen readers, not drawn (as Bootstrap's ``visually-hidden``)."""
+"""Inline style of the text alternative — read by screen readers, not drawn (as Bootstrap's ``visually-hidden``)."""
 
 _CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": False,
            "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "toggleSpikelines"]}

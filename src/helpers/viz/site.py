@@ -26,7 +26,7 @@ BOOK_BUILD_ENV = "HELPERS_BOOK_BUILD"
 """The environment variable that the book's build sets to ``"1"`` (inherited by its kernels)."""
 
 FIGURE_MARKER = "book-plotly-figure"
-"""The class of a figure's ``<div>`` (next to Plotly's ``plotly-graph-div``): a page with one loads plotly.js."""
+"""The class of a figure's ``<div>`` (next to Plotly's ``plotly-graph-div``) — a page with one loads plotly.js."""
 
 VENDOR_DIR = "_static/vendor"
 """Where the site serves third-party scripts, relative to its root."""

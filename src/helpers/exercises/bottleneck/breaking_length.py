@@ -68,7 +68,7 @@ def _verify_sweep(result: Any, hidden_size: int, task: str) -> None:
 
 
 def _prediction_value() -> Any:
-    """The recorded prediction of the breaking length (an int or ``"never"``), or :class:`Rejected`."""
+    """The recorded prediction of the breaking length (an int or ``"never"``), or :class:`.Rejected`."""
     prediction = recorded(BREAKING_PREDICTION)
     if prediction is None:
         raise reject("ch01.breaking.no_prediction", key=BREAKING_PREDICTION)
@@ -136,7 +136,7 @@ def check_breaking_length(answer: Any, result: Any, hidden_size: int, *, thresho
     attention of hidden size ``hidden_size`` (mean over the seeds) falls below ``threshold``. The sweep is not
     taken on trust: its trained models without attention are tested again on fresh sequences (their seed is in
     the verdict when they disagree), and their accuracy must be the one the result records (within
-    :data:`SWEEP_TOLERANCE`); models that were never trained are refused. The prediction recorded before the
+    :data:`.SWEEP_TOLERANCE`); models that were never trained are refused. The prediction recorded before the
     sweep is required; once the reading is right the verdict says how it compares.
 
     Args:

@@ -2,7 +2,7 @@
 
 Contract (stated in the lab): ``my_design`` is a dict with ``attention_hidden``, ``plain_hidden`` (ints),
 ``seeds`` and ``lengths`` (lists of ints, the same for both models) and ``steps`` (an int), within the stated
-minimums (:data:`CONTROL_MIN_STEPS`, :data:`CONTROL_MAX_SHORTEST`, :data:`CONTROL_MIN_LONGEST`).
+minimums (:data:`.CONTROL_MIN_STEPS`, :data:`.CONTROL_MAX_SHORTEST`, :data:`.CONTROL_MIN_LONGEST`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ __all__ = ["parameter_count", "check_control_design", "CONTROL_MIN_STEPS", "CONT
            "CONTROL_MIN_LONGEST"]
 
 CONTROL_MIN_STEPS = 300
-"""The fewest training steps of a control: the chapter's budget, below which neither model has learned the task."""
+"""The fewest training steps of a control — the chapter's budget, below which neither model has learned the task."""
 CONTROL_MAX_SHORTEST = 8
-"""The shortest length of a control must be at most this: a length both models still handle."""
+"""The shortest length of a control must be at most this — a length both models still handle."""
 CONTROL_MIN_LONGEST = 16
-"""The longest length of a control must be at least this: past where the model without attention of the lab's
+"""The longest length of a control must be at least this — past where the model without attention of the lab's
 size breaks (near 10 symbols in chapter 1), where the two can differ at all."""
 
 
@@ -74,9 +74,9 @@ def check_control_design(design: Any) -> CheckResult:
     """Check the design of a control experiment: is attention's advantage only its extra parameters?
 
     A fair control gives the model *without* attention at least as many parameters as the one with (at most 1.5
-    times as many: :func:`parameter_count` counts them), and changes nothing else: one list of at least 3 seeds,
-    one list of at least 3 lengths (from at most :data:`CONTROL_MAX_SHORTEST` to at least
-    :data:`CONTROL_MIN_LONGEST`) and one number of steps (at least :data:`CONTROL_MIN_STEPS`), for both models.
+    times as many: :func:`.parameter_count` counts them), and changes nothing else: one list of at least 3 seeds,
+    one list of at least 3 lengths (from at most :data:`.CONTROL_MAX_SHORTEST` to at least
+    :data:`.CONTROL_MIN_LONGEST`) and one number of steps (at least :data:`.CONTROL_MIN_STEPS`), for both models.
 
     Args:
         design: The reader's dict.

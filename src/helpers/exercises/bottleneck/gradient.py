@@ -1,8 +1,8 @@
 """Exercise 5 of lab 1: predict, then measure, how the gradient falls with distance.
 
 Contract (stated in the lab): record ``predict(GRADIENT_PREDICTION, {"gru": shape, "attention": shape,
-"gru_ratio": band})`` before the checker runs, each shape one of :data:`GRADIENT_SHAPES` and the band one of
-:data:`GRU_RATIO_BANDS`; the checker takes nothing and runs the measurement itself.
+"gru_ratio": band})`` before the checker runs, each shape one of :data:`.GRADIENT_SHAPES` and the band one of
+:data:`.GRU_RATIO_BANDS`; the checker takes nothing and runs the measurement itself.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from ..reader import Rejected, allclose, as_tensor, call_watched, checker, draw_
 __all__ = ["check_masked_softmax", "padded_inputs", "LARGE_SCORE", "CASES"]
 
 LARGE_SCORE = 1000.0
-"""The size of the large scores of exercise 2's hard case: ``exp(1000)`` overflows even in float64."""
+"""The size of the large scores of exercise 2's hard case — ``exp(1000)`` overflows even in float64."""
 
 CASES = (
     ("ordinary scores", dict(kind="ordinary", batch=5, width=7)),
@@ -33,7 +33,7 @@ CASES = (
 
 def padded_inputs(case: Case) -> tuple[Tensor, Tensor]:
     """Scores ``(B, S)`` and lengths ``(B,)``: a full sequence, one of a single token (``"empty"``: of length 0),
-    others in between, in a drawn order; ``"large"``: scores of ±1000 (:func:`_large`)."""
+    others in between, in a drawn order; ``"large"``: scores of ±1000 (``_large``)."""
     gen, batch, width = case.generator, case["batch"], case["width"]
     scores = case.randn(batch, width, dtype=torch.float64) * 2  # (B, S)
     lengths = torch.randint(2, width, (batch,), generator=gen)  # (B,): lengths[b] real tokens, then padding

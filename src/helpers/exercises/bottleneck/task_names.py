@@ -1,8 +1,8 @@
 """Exercise 4 of lab 1: name the task from its alignment.
 
-Contract (stated in the lab): after :func:`mystery_alignments`, ``my_names`` is a dict ``{"A": task, "B": task,
+Contract (stated in the lab): after :func:`.mystery_alignments`, ``my_names`` is a dict ``{"A": task, "B": task,
 "C": task}`` with tasks among ``"copy"``, ``"reverse"``, ``"sort"``. Which task is behind which label is drawn at
-each call of :func:`mystery_alignments` and kept nowhere: the checker reads it from the alignments, as the
+each call of :func:`.mystery_alignments` and kept nowhere: the checker reads it from the alignments, as the
 reader must.
 """
 
@@ -25,9 +25,9 @@ __all__ = ["MYSTERY_LABELS", "mystery_alignments", "task_shown_by", "check_task_
 MYSTERY_LABELS: tuple[str, ...] = ("A", "B", "C")
 """The names of the three mystery alignments."""
 UNSHUFFLED: dict[str, str] = {"A": "sort", "B": "copy", "C": "reverse"}
-"""The labels' tasks when :func:`mystery_alignments` does not shuffle them."""
+"""The labels' tasks when :func:`.mystery_alignments` does not shuffle them."""
 _SHOWN: dict[str, dict[str, tuple[Tensor, Tensor]]] = {}
-"""What the last :func:`mystery_alignments` showed: ``{"shown": {label: (src, alignment)}}``, the alignments and
+"""What the last :func:`.mystery_alignments` showed — ``{"shown": {label: (src, alignment)}}``, the alignments and
 nothing more (which task is behind which label is not kept anywhere)."""
 
 
@@ -90,10 +90,10 @@ def mystery_alignments(*, seq_len: int = 8, hidden_size: int = 32, steps: int = 
 
 @checker
 def check_task_names(answer: Any) -> CheckResult:
-    """Check the reader's names for the mystery alignments of :func:`mystery_alignments`.
+    """Check the reader's names for the mystery alignments of :func:`.mystery_alignments`.
 
-    The names are compared with the tasks that the alignments of the last call of :func:`mystery_alignments`
-    show (:func:`task_shown_by`: the checker reads them as the reader must); before any call, the answer is
+    The names are compared with the tasks that the alignments of the last call of :func:`.mystery_alignments`
+    show (:func:`.task_shown_by`: the checker reads them as the reader must); before any call, the answer is
     refused.
 
     Args:

@@ -180,11 +180,11 @@ MESSAGES = {
     "ch02.additive.option.b": {
         "en": "It forms an (L, S, A) tensor: A numbers for every query-key pair, written to memory, passed through "
               "tanh and read back, where the dot product produces one number per pair from a single matrix product.",
-        "zh": "它要构造一个 (L, S, A) 张量：每个查询–键对 A 个数，写入内存、经过 tanh、再读回来；"
+        "zh": "它要构造一个 (L, S, A) 张量：每个查询-键对 A 个数，写入内存、经过 tanh、再读回来；"
               "而点积用一次矩阵乘法为每一对只产生一个数。"},
     "ch02.additive.option.c": {
         "en": "Its implementation loops over the query-key pairs in Python.",
-        "zh": "它的实现在 Python 里逐个循环查询–键对。"},
+        "zh": "它的实现在 Python 里逐个循环查询-键对。"},
     "ch02.additive.option.d": {
         "en": "tanh is an expensive function; nothing else differs.",
         "zh": "tanh 是个昂贵的函数；除此之外没有任何不同。"},

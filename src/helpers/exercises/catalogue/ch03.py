@@ -373,7 +373,7 @@ MESSAGES = {
     "ch03.lr.unfair": {
         "en": "the runs of {label!r} are not a fair control: at every learning rate both heads need the same seeds, "
               "steps, head size and target, each run trained at its learning rate, with its own scale",
-        "zh": "{label!r} 的运行不是公平的对照：在每个学习率下，两种头都要用相同的种子、步数、头的大小和目标，"
+        "zh": "{label!r} 的运行不是公平的对照：在每个学习率下，两种头都要用相同的种子、步数、头维度和目标，"
               "每次运行都以它自己的学习率和它自己的缩放来训练"},
     "ch03.lr.not_from_run": {
         "en": "this sweep is not one that ch03.run_learning_rate_sweep(...) returned in this session, or it was "

@@ -159,7 +159,7 @@ MESSAGES = {
     "ch04.fix.no_source": {
         "en": "the checker cannot read your function's source: define fixed_multihead with def in a cell (a copy "
               "of the buggy function with its wrong lines fixed)",
-        "zh": "检查函数读不到你的函数的源代码：请在单元格里用 def 定义 fixed_multihead（把有 bug 的函数复制过来，"
+        "zh": "检查器读不到你的函数的源代码：请在单元格里用 def 定义 fixed_multihead（把有 bug 的函数复制过来，"
               "改掉其中错的几行）"},
     "ch04.fix.rewritten": {
         "en": "the output is right, but this is not the buggy function fixed: {missing} of its {total} lines that "
@@ -250,7 +250,7 @@ MESSAGES = {
     "ch04.ablation.differs": {
         "en": "your values differ from R² with one head masked, on the run the checker gave your function; compute "
               "them from that run, with run.score(head_mask)",
-        "zh": "在检查函数交给你的函数的那个 run 上，你的数值与用掩码去掉一个头后的 R² 不符；"
+        "zh": "在检查器交给你的函数的那个 run 上，你的数值与用掩码去掉一个头后的 R² 不符；"
               "请用那个 run 的 run.score(head_mask) 计算"},
     "ch04.ablation.passed_predicted": {
         "en": "removing head {worst} costs the most (R² {without:.2f} instead of {full:.2f}); your prediction was "

@@ -50,7 +50,7 @@ MESSAGES = {
         "zh": "输出与限制在 |i - j| < window 之内的 softmax 注意力不同"},
     "ch05.window.passed": {
         "en": "your sliding-window attention matches dense attention with the window mask.",
-        "zh": "你的局部窗口注意力与加了窗口掩码的稠密注意力结果一致。"},
+        "zh": "你的滑动窗口注意力与加了窗口掩码的稠密注意力结果一致。"},
     "ch05.linear.shape": {
         "en": "output shape {got}, expected {expected} (B, H, L, Ev)",
         "zh": "输出的形状是 {got}，应为 {expected}，即 (B, H, L, Ev)"},

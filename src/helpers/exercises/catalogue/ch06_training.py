@@ -329,7 +329,7 @@ MESSAGES = {
         "en": "with {changes}, {failed} of {n} seeds still fail (final loss {losses}; failing means above "
               "{threshold:.2f}, 90 % of chance).{hint}",
         "zh": "改成 {changes} 后，{n} 个种子中仍有 {failed} 个失败（最终损失：{losses}；高于 {threshold:.2f}，"
-              "即随机猜测水平的 90 %，就算失败）。{hint}"},
+              "即随机猜测水平的 90%，就算失败）。{hint}"},
     "ch06_training.fix.wrong_b": {
         "en": "your run trains ({losses}), but not for the reason you chose (b): clipping caps the gradient's norm, "
               "yet AdamW divides each step by the gradient's running size, so a smaller gradient hardly makes a "

@@ -1,6 +1,6 @@
 """Exercise 5 of lab 2: why additive scoring is slower (a choice among stated mechanisms, feedback on each).
 
-Contract (stated in the lab): ``answer`` is one letter of :func:`additive_options`.
+Contract (stated in the lab): ``answer`` is one letter of :func:`.additive_options`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def check_why_additive_is_slower(choice: str) -> CheckResult:
     """Check the answer to "why is additive scoring slower than the dot product?" (a, b, c or d).
 
     Args:
-        choice: One of the keys of :data:`ADDITIVE_OPTIONS`.
+        choice: One of the keys of :data:`.ADDITIVE_OPTIONS`.
 
     Returns:
         The verdict, with why each wrong option is wrong; the right answer's (and option d's) with the share of

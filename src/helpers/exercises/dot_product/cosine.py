@@ -1,10 +1,10 @@
 """Exercise 4 of lab 2: vectorise a looped cosine similarity.
 
 Contract (stated in the lab): ``fast_cosine(query, key)`` takes ``(L, E)`` and ``(S, E)`` and returns the
-cosine similarities ``(L, S)`` of :func:`looped_cosine_scores` (a norm below ``eps`` counts as ``eps``: a zero
+cosine similarities ``(L, S)`` of :func:`.looped_cosine_scores` (a norm below ``eps`` counts as ``eps``: a zero
 vector scores 0), with no Python loop over vectors, without PyTorch's ``cosine_similarity`` (nor the
 package, SciPy or scikit-learn), in PyTorch (the checker counts its PyTorch calls), at least
-:data:`SPEEDUP_REQUIRED` times faster than the loop.
+:data:`.SPEEDUP_REQUIRED` times faster than the loop.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ ELSEWHERE: tuple[Any, ...] = (torch.cosine_similarity, *LIBRARIES, *LEAVING_TORC
 calls it), SciPy and scikit-learn, and leaving PyTorch, where the checker cannot count the calls."""
 
 SPEEDUP_REQUIRED = 10
-"""How many times faster than the pair loop a vectorised cosine must be. Both are timed the same way: in a thread
+"""How many times faster than the pair loop a vectorised cosine must be. Both are timed the same way — in a thread
 of their own, unwatched, on one PyTorch thread, the best of several calls (a right answer measured about 300x on
 this book's 2-core machine under load; a loop over rows, 10 to 20x, fails the call count first)."""
 
@@ -83,12 +83,12 @@ def _fresh(gen: torch.Generator) -> dict[str, int]:
 
 
 _TIMING_SECONDS = 0.2
-"""How long the timing keeps calling a fast function (at least ``repeats`` calls, at most 1,000): on a loaded
+"""How long the timing keeps calling a fast function (at least ``repeats`` calls, at most 1,000) — on a loaded
 machine most calls of a 50-microsecond function are preempted, and the fastest of many is the one that was not."""
 
 
 def _best_time(fn: Callable[..., Any], *args: Any, repeats: int) -> float:
-    """The fastest of at least ``repeats`` calls (more, up to :data:`_TIMING_SECONDS`, when they are fast), timed
+    """The fastest of at least ``repeats`` calls (more, up to :data:`._TIMING_SECONDS`, when they are fast), timed
     inside a thread of their own, on one PyTorch thread: the answer and the loop are timed the same way (no watch
     slows either down)."""
     from helpers.train import num_threads
@@ -108,12 +108,12 @@ def _best_time(fn: Callable[..., Any], *args: Any, repeats: int) -> float:
 
 @checker
 def check_vectorised_cosine(fn: Callable[[Tensor, Tensor], Tensor], *, speed_size: int = 64) -> CheckResult:
-    """Check ``fn(query, key) -> scores``, a vectorised :func:`looped_cosine_scores`.
+    """Check ``fn(query, key) -> scores``, a vectorised :func:`.looped_cosine_scores`.
 
     Compared with :func:`helpers.scores.cosine_scores` on two named cases and a fresh one, then on inputs where
     one query and one key are zero vectors (their scores must be 0, not NaN), then on inputs of ``speed_size``
     queries and ``3/4`` of them keys: the result must still be right, the number of calls it makes must not grow
-    with the size (a loop over vectors does), and it must be at least :data:`SPEEDUP_REQUIRED` times faster than
+    with the size (a loop over vectors does), and it must be at least :data:`.SPEEDUP_REQUIRED` times faster than
     the pair loop, both timed the same way.
 
     Args:

@@ -33,7 +33,7 @@ def flops_counts(L: int, S: int, E: int) -> dict[str, set[int]]:
 
 
 def told_apart(L: int, S: int, E: int) -> bool:
-    """Whether every count of :func:`flops_counts` is a number of its own at these sizes."""
+    """Whether every count of :func:`.flops_counts` is a number of its own at these sizes."""
     counts = list(flops_counts(L, S, E).values())
     return sum(len(c) for c in counts) == len(set().union(*counts))
 

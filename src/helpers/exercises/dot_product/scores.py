@@ -25,7 +25,7 @@ def two_lengths(low: int, high: int, generator: torch.Generator) -> tuple[int, i
 
 
 def scores_of_shape(result: Any, query: Tensor, key: Tensor) -> Tensor:
-    """``result`` if it is a tensor of scores of shape ``(L, S)``, else :class:`Rejected` saying what it is."""
+    """``result`` if it is a tensor of scores of shape ``(L, S)``, else :class:`.Rejected` saying what it is."""
     result = as_tensor(result, SCORES)
     (L, E), S = query.shape, key.size(0)
     if result.shape == (S, L) and S != L:

@@ -27,7 +27,7 @@ from .common import check_model, model_weights, random_weights
 __all__ = ["SINK_SHARE", "CLOSE", "check_sink_share", "share", "CASES"]
 
 SINK_SHARE = "ch07.sink_share"
-"""The key under which exercise 2's prediction is recorded: ``predict(SINK_SHARE, 0.3)``."""
+"""The key under which exercise 2's prediction is recorded — ``predict(SINK_SHARE, 0.3)``."""
 CLOSE = 0.1
 """A prediction within this of the measured mean share is "close"."""
 PASSAGE = 96

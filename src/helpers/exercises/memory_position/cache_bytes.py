@@ -29,7 +29,7 @@ SHAPES = (  # name, layers, query heads, key/value heads, head_dim, length, batc
     ("made-up, float64", 6, 12, 4, 48, 1000, 3, torch.float64),
 )
 _NAMES_ZH = {"70B GQA-8 in float8": "float8 下的 70B GQA-8", "made-up, float64": "虚构的模型，float64"}
-"""The names of :data:`SHAPES` that read differently in Chinese (the others are the same in both)."""
+"""The names of :data:`.SHAPES` that read differently in Chinese (the others are the same in both)."""
 
 _FRESH_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
 

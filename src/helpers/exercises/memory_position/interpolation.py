@@ -24,7 +24,7 @@ from .common import close, rotate, theta
 __all__ = ["check_position_interpolation", "pi_rotation", "pi_case", "TOLERANCE"]
 
 TOLERANCE = 2e-3
-"""Float32 angles of positions up to ~2000 are off by ~1e-4 rad: the tolerance of exercise 7."""
+"""Float32 angles of positions up to ~2000 are off by ~1e-4 rad — the tolerance of exercise 7."""
 
 CASES = (("an integer factor: 64 -> 256", dict(train_len=64, target_len=256, shape=(2, 2, 6, 16))),
          ("a fractional factor: 100 -> 250", dict(train_len=100, target_len=250, shape=(1, 3, 7, 24))))

@@ -26,7 +26,7 @@ from ..reader import call_watched, checker, draw_int, verdict
 __all__ = ["RANKING", "check_extrapolation_ranking", "far_accuracy"]
 
 RANKING = "ch06_memory.ranking"
-"""The key under which exercise 5's ranking is recorded: ``ex.predict(ex.RANKING, [...])``."""
+"""The key under which exercise 5's ranking is recorded — ``ex.predict(ex.RANKING, [...])``."""
 
 
 def far_accuracy(runs: Mapping[str, list[Any]], shift: int = 0, start: Callable[[int], int] | None = None,

@@ -75,7 +75,7 @@ def _wrong(config: dict[str, int], got: float) -> CheckResult:
 def check_rolling_cache(fn: Callable[[int, int, int, int, int, int, int], float]) -> CheckResult:
     """Check ``fn(num_layers, num_heads, num_kv_heads, head_dim, window, seq_len, bytes_per_value) -> GiB``.
 
-    Compared with the checker's own formula on Mistral 7B's shape at 32k tokens (:data:`MISTRAL_7B`), on made-up
+    Compared with the checker's own formula on Mistral 7B's shape at 32k tokens (:data:`.MISTRAL_7B`), on made-up
     shapes (texts shorter and longer than the window, 1 and 4 bytes a value) and on a fresh one.
 
     Args:

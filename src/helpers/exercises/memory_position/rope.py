@@ -23,7 +23,7 @@ from .common import close, rotate, theta
 __all__ = ["check_rope", "rope_half"]
 
 TOLERANCE = 1e-4
-"""Float32 angles of positions up to a few hundred are off by ~1e-5 rad: the tolerance of exercise 3."""
+"""Float32 angles of positions up to a few hundred are off by ~1e-5 rad — the tolerance of exercise 3."""
 
 CASES = (("head size 8, positions up to 300", dict(shape=(2, 3, 5, 8))),
          ("head size 14", dict(shape=(1, 2, 7, 14))))

@@ -1,6 +1,6 @@
 """Exercise 4 of lab 6.3-6.6: the RoPE bug hunt.
 
-Contract (stated in the lab): ``fixed_rope_attention(x, layer, rope)`` is :func:`buggy_rope_attention` with its two
+Contract (stated in the lab): ``fixed_rope_attention(x, layer, rope)`` is :func:`.buggy_rope_attention` with its two
 bugs fixed: causal self-attention with ``layer``'s projections and ``rope``'s half-split rotation of the queries and
 keys (not the values), ``(B, L, D)``. The layer's own forward and transformers are refused; the rotation is allowed.
 """
@@ -98,7 +98,7 @@ MISTAKES = (
 
 @checker
 def check_rope_fix(fn: Callable[[Tensor, Any, Any], Tensor]) -> CheckResult:
-    """Check the fixed version of :func:`buggy_rope_attention` against ``layer(x, is_causal=True, rope=rope)``.
+    """Check the fixed version of :func:`.buggy_rope_attention` against ``layer(x, is_causal=True, rope=rope)``.
 
     Named layers and a fresh one. When the output is wrong, the checker says which of the two bugs is left (the
     neighbour pairing used with the half-split table, RoPE applied to the values, or both), or which "fix" is not one:

@@ -1,6 +1,6 @@
 """Exercise 8 of lab 6.3-6.6: which caches keep a small RoPE model working past its window (attention sinks).
 
-Contract (stated in the lab): record ``predict(SINK_CACHES, [...])`` (names of :data:`CACHE_CHOICES`, possibly none)
+Contract (stated in the lab): record ``predict(SINK_CACHES, [...])`` (names of :data:`.CACHE_CHOICES`, possibly none)
 before the run; then pass what ``helpers.experiments.attention_sinks.sink_runs(config, seeds=...)`` returned, and
 ``config``.
 """
@@ -21,9 +21,9 @@ from ..reader import checker, draw_int, verdict
 __all__ = ["SINK_CACHES", "CACHE_CHOICES", "WORKING_DROP", "check_sink_prediction"]
 
 SINK_CACHES = "ch06_long_context.sink_caches"
-"""The key under which exercise 8's prediction is recorded: ``lc.predict(lc.SINK_CACHES, [...])``."""
+"""The key under which exercise 8's prediction is recorded — ``lc.predict(lc.SINK_CACHES, [...])``."""
 CACHE_CHOICES = ("full", "window", "sinks")
-"""The caches of exercise 8: the full cache, the window only, the window with 4 sinks (``"sinks=4"``)."""
+"""The caches of exercise 8 — the full cache, the window only, the window with 4 sinks (``"sinks=4"``)."""
 WORKING_DROP = 0.1
 """A cache "keeps the model working" past the window when its accuracy on the predictable tokens, once the cache is
 full, is at most this much below the model's accuracy inside its training length."""
@@ -31,7 +31,7 @@ full, is at most this much below the model's accuracy inside its training length
 _KIND = {"full": "full", "window": "window", "sinks": "sinks=4"}
 """The run's cache kind (:data:`helpers.experiments.attention_sinks.KINDS`) behind each choice."""
 _RERUNS: dict[tuple[Any, int], Any] = {}
-"""The checker's own runs, by (config, seed): what the reader's runs are compared with (trained once a session)."""
+"""The checker's own runs, by (config, seed) — what the reader's runs are compared with (trained once a session)."""
 
 
 def _same_run(a: Any, b: Any) -> bool:
@@ -68,7 +68,7 @@ def check_sink_prediction(runs: list[Any], config: Any) -> CheckResult:
     Without a prediction the checker refuses and shows nothing; one recorded after the result was shown is refused
     as such. One of ``runs``, drawn afresh, is trained and decoded again with ``config`` (once per setting and seed in
     a session) and must come out the same. A cache keeps the model working when its accuracy on the predictable
-    tokens, once the cache is full, is at most :data:`WORKING_DROP` below the full cache's accuracy inside the
+    tokens, once the cache is full, is at most :data:`.WORKING_DROP` below the full cache's accuracy inside the
     training length. The settings must decode past the training length (``decode_factor >= 2``) with a cache smaller
     than it, and the model must have learned the task inside its length (accuracy at least 0.8).
 

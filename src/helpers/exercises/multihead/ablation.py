@@ -23,7 +23,7 @@ from ..reader import Rejected, call_watched, checker, draw_int, reject, verdict
 __all__ = ["check_head_ablation", "ABLATION"]
 
 ABLATION = "ch04.head_ablation"
-"""The key under which exercise 6's prediction is recorded: ``predict(ABLATION, head)``."""
+"""The key under which exercise 6's prediction is recorded — ``predict(ABLATION, head)``."""
 
 
 def _ablation(run: Any) -> list[float]:
@@ -32,7 +32,7 @@ def _ablation(run: Any) -> list[float]:
 
 
 def _ablation_of(fn: Callable[[Any], Any], run: Any) -> list[float]:
-    """Run the reader's ablation on ``run`` and compare with the checker's; :class:`Rejected` names a mistake."""
+    """Run the reader's ablation on ``run`` and compare with the checker's; :class:`.Rejected` names a mistake."""
     from helpers.experiments.heads_training import FilterRun
 
     right = _ablation(run)

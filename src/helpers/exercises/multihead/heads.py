@@ -60,7 +60,7 @@ SPLIT_MISTAKES = (
 def check_split_heads(fn: Callable[[Tensor, int], Tensor]) -> CheckResult:
     """Check ``fn(x, num_heads)``: ``(B, L, D)`` -> ``(B, H, L, E)``, head ``h`` = features ``hE..(h+1)E-1``.
 
-    Three named shapes (:data:`SHAPES`), then a fresh one; every package function is refused while ``fn`` runs.
+    Three named shapes (``SHAPES``), then a fresh one; every package function is refused while ``fn`` runs.
 
     Args:
         fn: The reader's function.
@@ -96,7 +96,7 @@ MERGE_MISTAKES = (
 def check_merge_heads(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``fn(heads)``: ``(B, H, L, E)`` -> ``(B, L, H*E)``, the inverse of the split.
 
-    Three named shapes (:data:`SHAPES`), then a fresh one; every package function is refused while ``fn`` runs.
+    Three named shapes (``SHAPES``), then a fresh one; every package function is refused while ``fn`` runs.
 
     Args:
         fn: The reader's function.

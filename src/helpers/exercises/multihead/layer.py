@@ -6,7 +6,7 @@ with the layer's ``q_proj``, ``k_proj``, ``v_proj`` and ``o_proj`` (called, bias
 split as in exercise 1 with ``layer.num_heads`` heads of ``layer.head_dim`` features, scores scaled
 by ``1/√head_dim``, no mask. (``layer.scale`` is ``None``, which means that default.)
 
-:func:`attend` is multi-head attention written as a pipeline of stages (project, split, score,
+:func:`.attend` is multi-head attention written as a pipeline of stages (project, split, score,
 scale, normalise, merge, output projection); a mistake replaces one or two stages. Chapter 3's bug
 hunt (:mod:`helpers.exercises.scaling.multihead_fix`) and this lab's exercises 3 and 4 name their
 mistakes with it.
@@ -156,7 +156,7 @@ def run_layers(fn: Callable[..., Any], seed: int, rename: dict[str, str] | None 
     Args:
         fn: The reader's function.
         seed: The checker's seed.
-        rename: Message keys to use instead of :data:`MISTAKES`' (the bug hunt's own words).
+        rename: Message keys to use instead of ``MISTAKES``' (the bug hunt's own words).
     """
     def one(case: Case) -> CheckResult | None:
         heads, d_model = case["heads"], case["heads"] * case["e"]
@@ -186,7 +186,7 @@ def check_multihead_attention(fn: Callable[[Tensor, Any], Tensor]) -> CheckResul
 
     Every package function (``layer.forward`` among them) and PyTorch's attention are refused while ``fn``
     runs. Three named layers (two head counts, then one head) and a fresh one; a wrong output is compared
-    with each typical mistake (:data:`MISTAKES`) simulated on the same inputs, and the one it matches is named.
+    with each typical mistake (``MISTAKES``) simulated on the same inputs, and the one it matches is named.
 
     Args:
         fn: The reader's function.

@@ -1,6 +1,6 @@
 """Exercise 4 of lab 4: the bug hunt, ``view`` without ``transpose``.
 
-Contract (stated in the lab): ``fixed_multihead(x, layer)`` is :func:`buggy_view_attention` with its
+Contract (stated in the lab): ``fixed_multihead(x, layer)`` is :func:`.buggy_view_attention` with its
 wrong lines fixed: the same output as exercise 3, and the lines that have no bug kept, so that the fix,
 not a layer written anew, is what passes. Renaming a variable is fine (the lines are compared with
 their variable names left out); so is replacing a wrong line by several.
@@ -90,7 +90,7 @@ def _returns(statements: list[ast.stmt]) -> int:
 
 @checker
 def check_view_fix(fn: Callable[[Tensor, Any], Tensor]) -> CheckResult:
-    """Check the fix of :func:`buggy_view_attention`: its lines that are right kept, the wrong ones fixed.
+    """Check the fix of :func:`.buggy_view_attention`: its lines that are right kept, the wrong ones fixed.
 
     The fixed function is run on the layers of exercise 3 (:func:`~helpers.exercises.multihead.layer.run_layers`);
     an output that is still the bug's, or that fixes only the split or only the merge, is named. A right

@@ -22,7 +22,7 @@ from .common import number, prediction
 __all__ = ["ENTROPY_KEY", "expected_entropy", "check_entropy_prediction"]
 
 ENTROPY_KEY = "ch03.entropy"
-"""The prediction of the extra exercise: a mean entropy in nats."""
+"""The prediction of the extra exercise — a mean entropy in nats."""
 
 
 def _mean_entropy(scores: Tensor) -> float:
@@ -71,7 +71,7 @@ def check_entropy_prediction(*, d_k: int = 256, num_keys: int = 16, scaled: bool
     """Check the predicted mean attention entropy (nats) for random queries and keys of size ``d_k``.
 
     The prediction is the number recorded with ``predict(ENTROPY_KEY, value)`` before this call; without one the
-    checker refuses and shows nothing. The reference is :func:`expected_entropy`; a prediction within 0.03 nats
+    checker refuses and shows nothing. The reference is :func:`.expected_entropy`; a prediction within 0.03 nats
     (or 3%) passes.
 
     Args:

@@ -1,7 +1,7 @@
 """Exercise 4 of lab 3: predict the usable learning rates, run the sweep, then read them off the runs.
 
 Contract (stated in the lab): record ``predict(LEARNING_RATES_KEY, {"scaled": n, "no scale": m})`` before
-:func:`run_learning_rate_sweep` shows the runs; ``my_usable(sweep, label)`` returns the list of learning rates
+:func:`.run_learning_rate_sweep` shows the runs; ``my_usable(sweep, label)`` returns the list of learning rates
 of ``sweep.lrs`` at which *every* seed's final accuracy reaches ``sweep.threshold``. Only
 ``LearningRateSweep.final_accuracy_by_seed`` of the package may be called.
 """
@@ -27,30 +27,30 @@ __all__ = ["MIN_SEEDS", "MIN_LEARNING_RATES", "RETRAINED_STEPS", "LEARNING_RATES
            "check_lr_prediction", "made_up_sweep"]
 
 LEARNING_RATES_KEY = "ch03.learning_rates"
-"""The prediction of exercise 4: ``{"scaled": n, "no scale": m}``, usable learning rates of each head."""
+"""The prediction of exercise 4 — ``{"scaled": n, "no scale": m}``, usable learning rates of each head."""
 MIN_SEEDS = 3
-"""Seeds a sweep needs at each learning rate, the same for both heads: one seed proves nothing."""
+"""Seeds a sweep needs at each learning rate, the same for both heads — one seed proves nothing."""
 MIN_LEARNING_RATES = 2
-"""Learning rates a sweep needs: one learning rate is not a range."""
+"""Learning rates a sweep needs — one learning rate is not a range."""
 RETRAINED_STEPS = 40
-"""Steps of a sweep's run the checker trains again (a constant learning rate: the start of a run does not depend
+"""Steps of a sweep's run the checker trains again (a constant learning rate — the start of a run does not depend
 on how long it goes on); an edit anywhere else is caught by the sweep's digest."""
 
 _PRODUCED: set[str] = set()
-"""Digests of the sweeps :func:`run_learning_rate_sweep` returned in this session: a sweep edited since is refused."""
+"""Digests of the sweeps :func:`.run_learning_rate_sweep` returned in this session — a sweep edited since is refused."""
 
 
 def run_learning_rate_sweep(lrs: tuple[float, ...] | list[float], *, d_k: int = 128, steps: int = 300,
                             seeds: tuple[int, ...] | list[int] = (0, 1, 2)) -> Any:
     """Exercise 4's runs: :func:`~helpers.experiments.scale_training.learning_rate_sweep`, which shows the result.
 
-    A prediction for :data:`LEARNING_RATES_KEY` recorded after this call is marked late. Explained in chapter 3.
+    A prediction for :data:`.LEARNING_RATES_KEY` recorded after this call is marked late. Explained in chapter 3.
 
     Args:
         lrs: Learning rates, increasing.
         d_k: Head size (one head).
         steps: Step budget per run.
-        seeds: Seeds of each learning rate (at least :data:`MIN_SEEDS`).
+        seeds: Seeds of each learning rate (at least :data:`.MIN_SEEDS`).
 
     Returns:
         The :class:`~helpers.experiments.scale_training.LearningRateSweep`.
@@ -172,9 +172,9 @@ def check_lr_prediction(fn: Callable[[Any, str], list[float]], sweep: Any) -> Ch
     """Check ``fn(sweep, label) -> usable learning rates``, and the prediction recorded before the runs.
 
     A learning rate is usable when *every* seed's final accuracy reaches ``sweep.threshold``. ``sweep`` must be a
-    fair sweep (at least :data:`MIN_LEARNING_RATES` learning rates, :data:`MIN_SEEDS` seeds at each, the same seeds,
-    steps and head size for both heads), returned by :func:`run_learning_rate_sweep` and unchanged since; the first
-    :data:`RETRAINED_STEPS` steps of one of its runs (drawn afresh) are trained again and must give the same
+    fair sweep (at least :data:`.MIN_LEARNING_RATES` learning rates, :data:`.MIN_SEEDS` seeds at each, the same seeds,
+    steps and head size for both heads), returned by :func:`.run_learning_rate_sweep` and unchanged since; the first
+    :data:`.RETRAINED_STEPS` steps of one of its runs (drawn afresh) are trained again and must give the same
     history. ``fn`` is tried on a fresh made-up sweep where the mean over seeds and the worst seed disagree (its seed
     is in the verdict), then on ``sweep``. A wrong prediction does not fail the exercise; the verdict says so.
 

@@ -27,7 +27,7 @@ from .common import number, prediction
 __all__ = ["ROW_SPREAD_KEY", "check_row_spread"]
 
 ROW_SPREAD_KEY = "ch03.row_spread"
-"""The prediction of exercise 2: ``"smaller"``, ``"same"`` or ``"larger"`` than ``3 d_k``."""
+"""The prediction of exercise 2 — ``"smaller"``, ``"same"`` or ``"larger"`` than ``3 d_k``."""
 
 _CHOICES = ("smaller", "same", "larger")
 

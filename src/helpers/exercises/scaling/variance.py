@@ -20,7 +20,7 @@ from .common import near, number, prediction
 __all__ = ["VARIANCE_KEY", "check_predicted_variance"]
 
 VARIANCE_KEY = "ch03.variance"
-"""The prediction of exercise 1: a number, ``Var(q . k)``."""
+"""The prediction of exercise 1 — a number, ``Var(q . k)``."""
 
 
 def _measured_variance(d_k: int, sigma: float, samples: int = 20_000) -> float:

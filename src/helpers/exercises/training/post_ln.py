@@ -1,8 +1,8 @@
 """Exercise 5 of lab 6.1-6.2: rescue the failing Post-LN run, name the mechanism, and predict warm-up alone.
 
 Contract (stated in the lab): record ``predict(WARMUP_PREDICTION, True or False)`` first; ``fixed_settings`` is a
-dict of settings of :data:`FAILING_SETTINGS` (within :data:`SETTING_RANGES`; one left out keeps its failing
-value) and ``mechanism`` one letter of :data:`MECHANISMS`. The checker trains the settings itself.
+dict of settings of :data:`.FAILING_SETTINGS` (within :data:`.SETTING_RANGES`; one left out keeps its failing
+value) and ``mechanism`` one letter of :data:`.MECHANISMS`. The checker trains the settings itself.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ __all__ = ["FAILING_SETTINGS", "SETTING_RANGES", "MECHANISMS", "WARMUP_PREDICTIO
 SETTING_RANGES: dict[str, str] = {"norm_first": "True or False", "lr": "0.0001 to 0.1",
                                   "warmup_steps": "0 to steps - 1", "clip_grad_norm": "None or above 0",
                                   "steps": "80 to 160"}
-"""What :func:`check_post_ln_fix` accepts for each setting: the failing run's 80 steps at least (more steps alone is
+"""What :func:`.check_post_ln_fix` accepts for each setting — the failing run's 80 steps at least (more steps alone is
 not a fix), 160 at most (the lab's time budget)."""
 
 MECHANISMS: dict[str, str] = {"a": "lr", "b": "clip_grad_norm", "c": "warmup_steps", "d": "norm_first", "e": "steps"}
-"""The choices of the lab's exercise 5 (each stated there): the setting whose effect each one explains."""
+"""The choices of the lab's exercise 5 (each stated there) — the setting whose effect each one explains."""
 
 _SOUND = frozenset({"a", "c", "d"})
 """The choices whose mechanism is right (``b`` and ``e`` state mechanisms the chapter refutes)."""
 
 WARMUP_PREDICTION = "ch06.warmup_alone"
-"""The key of exercise 5's prediction: does a 30-step warm-up alone rescue the failing run in every seed?"""
+"""The key of exercise 5's prediction — does a 30-step warm-up alone rescue the failing run in every seed?"""
 
 _WARMUP_ALONE = (("warmup_steps", 30),)
 
@@ -117,7 +117,7 @@ def _still_failing(changes: dict[str, Any], runs: list[Any], losses: dict[str, s
 
 @checker
 def check_post_ln_fix(settings: Any, mechanism: Any, seeds: Sequence[int] = (0, 1)) -> CheckResult:
-    """Check the reader's rescue of the failing Post-LN run (:data:`FAILING_SETTINGS`).
+    """Check the reader's rescue of the failing Post-LN run (:data:`.FAILING_SETTINGS`).
 
     The checker trains ``settings`` itself, seeded, in every seed of ``seeds`` (at least 2): a run result made
     elsewhere is not evidence. Each run must train (final loss below 90 % of chance). ``mechanism`` must be sound and

@@ -98,7 +98,7 @@ def check_pre_ln_fix(fn: Callable[[Any, Tensor], Tensor]) -> CheckResult:
 
     Compared with :class:`helpers.blocks.TransformerBlock` (``norm_first=True``) on named blocks and a fresh one.
     Every function of the package is refused while ``fn`` runs (the block's own ``forward`` included) except
-    :class:`helpers.multihead.MultiHeadAttention`, the attention sub-layer, and :func:`buggy_pre_ln_block` (which is
+    :class:`helpers.multihead.MultiHeadAttention`, the attention sub-layer, and :func:`.buggy_pre_ln_block` (which is
     wrong: passing it back gets its diagnosis); so are PyTorch's own blocks and attention. The message says what a
     misplaced LayerNorm does.
 

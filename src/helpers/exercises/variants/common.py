@@ -11,8 +11,8 @@ from torch import Tensor
 from ..cases import Case
 
 FILLS = (-5.0, -10.0, -20.0, -30.0)
-"""Finite fill values a masked score is often given: each leaves a masked key a weight the tolerance sees on
-ordinary scores, or all of it where the real scores are lower (:func:`low_scores`)."""
+"""Finite fill values a masked score is often given — each leaves a masked key a weight the tolerance sees on
+ordinary scores, or all of it where the real scores are lower (:func:`.low_scores`)."""
 
 
 def masked_attention(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor, scale: float | None = None,

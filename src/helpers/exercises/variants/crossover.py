@@ -26,7 +26,7 @@ from ..reader import call_watched, checker, draw_int, verdict
 __all__ = ["CROSSOVER", "check_crossover", "own_times"]
 
 CROSSOVER = "ch05.crossover"
-"""The key of exercise 5's prediction: ``predict(ch05.CROSSOVER, n)`` before :func:`check_crossover`."""
+"""The key of exercise 5's prediction — ``predict(ch05.CROSSOVER, n)`` before :func:`.check_crossover`."""
 
 _WINDOW = _HEAD = 32
 _TOLERANCE = 5.0

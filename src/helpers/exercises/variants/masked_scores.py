@@ -136,7 +136,7 @@ def check_masked_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
 
     The softmax of the answer, computed in its dtype, is compared with a float64 reference: the masked softmax on
     rows that keep a key, and a uniform row where every key is masked (what ``masked_fill`` with
-    ``torch.finfo(dtype).min`` gives, chapter 5.2). Named cases (:data:`CASES`) and a fresh one. Names:
+    ``torch.finfo(dtype).min`` gives, chapter 5.2). Named cases (``CASES``) and a fresh one. Names:
     ``finfo.min`` added (NaN or one-hot in float16, NaN with two masks in every dtype), ``-1e9`` (``-inf`` in
     float16), ``-inf`` (NaN on a fully masked row), a fill that does not fit the dtype, the mask inverted, the scores
     multiplied by the mask, a mask that is not broadcast, a wrong shape or dtype, NaN.

@@ -1,6 +1,6 @@
 """Exercise 4 of lab 5: the padding-mask bug hunt.
 
-Contract (stated in the lab): ``fixed_padded_attention(q, k, v, lengths)`` is :func:`buggy_padded_attention` with
+Contract (stated in the lab): ``fixed_padded_attention(q, k, v, lengths)`` is :func:`.buggy_padded_attention` with
 the mask on the *key* axis, ``(B, 1, 1, S)``: the real queries attend to the real keys only, and a padded key gets
 exactly no weight (``-inf``: a finite fill such as -30 leaks when the real scores are lower). Only the real query
 rows are compared (what a padded query outputs is a convention). The package and PyTorch's attention are refused.
@@ -83,7 +83,7 @@ def _fresh(gen: torch.Generator) -> dict[str, int]:
 
 @checker
 def check_padding_fix(fn: Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]) -> CheckResult:
-    """Check the reader's fix of :func:`buggy_padded_attention`: padded *keys* masked, real rows right.
+    """Check the reader's fix of :func:`.buggy_padded_attention`: padded *keys* masked, real rows right.
 
     Named batches (one full sequence, one padded, at times an empty one; one whose real scores are all about
     -100, where a finite fill such as -30 leaks) and a fresh one, compared on the real query rows only. Names: the
