@@ -8,6 +8,7 @@
 #   bash scripts/colab-check.sh                 # every generated notebook, English and Chinese
 #   bash scripts/colab-check.sh --sample        # the test command's sample (tests/book/test_colab.py)
 #   bash scripts/colab-check.sh notebooks/03-scaling-lab zh/book/00-start/index   # these (docnames)
+#   bash scripts/colab-check.sh --env-only      # makes the environment and stops (scripts/test-colab-python.sh)
 #
 # The notebooks are the build's (_build/html/_notebooks, _build/html/zh/_notebooks); with --generate, or where
 # there is no build, they are written from the sources as the build writes them (colab_check.py generate).
@@ -38,11 +39,12 @@ PROJECT_PYTHON="$ROOT/.venv/bin/python"  # the project's own environment (script
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" PIP_DISABLE_PIP_VERSION_CHECK=1 HF_HUB_OFFLINE=1 PYDEVD_DISABLE_FILE_VALIDATION=1 \
     TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
 
-generate=0 sample=0 wanted=()
+generate=0 sample=0 env_only=0 wanted=()
 for argument in "$@"; do
     case "$argument" in
         --generate) generate=1 ;;
         --sample) sample=1 ;;
+        --env-only) env_only=1 ;;
         -h|--help) sed -n '/^set -uo/q;2,$p' "$0"; exit 0 ;;
         *) wanted+=("${argument%.ipynb}") ;;
     esac
@@ -75,6 +77,7 @@ fi
 echo "colab-check: $("$VENV/bin/python" -c 'import sys, torch, plotly, ipywidgets, numpy, transformers
 print(f"Python {sys.version.split()[0]}, torch {torch.__version__}, plotly {plotly.__version__}, ipywidgets "
       f"{ipywidgets.__version__}, numpy {numpy.__version__}, transformers {transformers.__version__}")')"
+[ "$env_only" = 1 ] && exit 0
 
 # 2. The helper package, as a wheel (built once per commit and change), or the clone at HEAD.
 rm -rf "$OUT/wheel" && mkdir -p "$OUT/wheel"

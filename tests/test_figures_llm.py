@@ -25,3 +25,9 @@ def test_the_reading_figure_stacks_one_panel_a_prompt_each_titled_with_its_token
     assert second[1] < first[0] or first[1] < second[0]
     titles = [annotation.text for annotation in figure.layout.annotations]
     assert titles == ["Y esterday I ate an apple", "Y esterday I bought shares of apple"]
+
+
+def test_the_reading_figure_slants_its_token_labels_to_end_at_their_tick():
+    # Slanted the other way (plotly's automatic 30 degrees), the last token's label ran under the colour bar at 390 px.
+    figure = fig.reading_figure([_reading(["a", " b"]), _reading(["a", " b", " c"])])
+    assert figure.layout.xaxis.tickangle == figure.layout.xaxis2.tickangle == -45

@@ -33,6 +33,8 @@ def reading_figure(readings: Sequence[Reading]) -> go.Figure:
         fig.add_trace(go.Heatmap(z=decimals(r.weights, 3), x=labels, y=list(range(layers)), coloraxis="coloraxis",
                                  hovertemplate="layer %{y}, key %{x}: %{z}<extra></extra>"), row=row, col=1)
         fig.update_yaxes(title_text="layer", row=row, col=1, autorange="reversed")
+        # slanted to end at their tick: slanted the other way, the last one ran under the colour bar on a phone
+        fig.update_xaxes(tickangle=-45, row=row, col=1)
     fig.update_layout(**base_layout("Where the last token, ' apple', looks, layer by layer (mean over the 9 heads)",
                                     300 * len(readings)),
                       coloraxis=dict(colorscale="Blues", cmin=0, cmax=1, colorbar=dict(title="weight")))
