@@ -25,7 +25,7 @@ __all__ = ["reading_figure", "reading_table", "spread_figure", "heads_figure", "
 def reading_figure(readings: Sequence[Reading]) -> go.Figure:
     """The last token's attention (mean over heads) to each token of its prompt, layer by layer, one panel a prompt,
     one above the other (side by side, the prompts' titles ran into each other at phone width)."""
-    fig = make_subplots(rows=len(readings), cols=1, vertical_spacing=0.14,
+    fig = make_subplots(rows=len(readings), cols=1, vertical_spacing=0.2,
                         subplot_titles=[" ".join(t.strip() for t in r.tokens) for r in readings])
     layers = readings[0].weights.size(0)
     for row, r in enumerate(readings, start=1):
