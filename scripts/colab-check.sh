@@ -126,8 +126,11 @@ for notebook in "${notebooks[@]}"; do
     [[ "$notebook" == */zh/_notebooks/* ]] && work="$OUT/run/zh-$(basename "$(dirname "$notebook")")-$(basename "$notebook" .ipynb)"
     rm -rf "$work" "$OUT/env" && mkdir -p "$work"
     cp -al "$VENV" "$OUT/env"
+    # HELPERS_CACHE_DIR: the package's disk cache (SmolLM2's dequantized weights) starts empty, as on a fresh runtime
     (cd "$work" && PATH="$OUT/env/bin:$PATH" JUPYTER_DATA_DIR="$work/jupyter" JUPYTER_PATH="$OUT/env/share/jupyter" \
-        "$OUT/env/bin/python" "$ROOT/scripts/colab_check.py" run "$notebook" "$work" "$RECORD") || failed=$((failed + 1))
+        HELPERS_CACHE_DIR="$work/cache" "$OUT/env/bin/python" "$ROOT/scripts/colab_check.py" run "$notebook" "$work" \
+        "$RECORD") || failed=$((failed + 1))
+    rm -rf "$work/cache"
 done
 if [ "${COLAB_RESTART_CHECK:-1}" = 1 ] && [ "${#notebooks[@]}" -gt 0 ]; then
     work="$OUT/run/restart"

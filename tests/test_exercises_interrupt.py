@@ -193,11 +193,51 @@ def test_an_answer_past_its_time_limit_is_stopped_with_a_verdict_that_says_so():
     assert call_watched(lambda x: x + 1, 1) == 2  # the next answer runs at once, on a thread of its own
 
 
-def test_an_answer_that_swallows_the_stop_in_a_loop_is_left_behind_and_the_next_check_runs():
+def _answers_alive() -> list:
     import threading
 
-    released = threading.Event()  # the test's own way out, once it has seen what it checks: left running, the
-    # thread holds the GIL every 5 ms for the rest of the session and made later training tests 40x slower
+    return [thread for thread in threading.enumerate() if thread.name == "answer" and thread.is_alive()]
+
+
+def _release(released) -> None:
+    """The test's own way out, once it has seen what it checks: left running, the thread holds the GIL every 5 ms
+    for the rest of the session and made later training tests 40x slower."""
+    import threading
+
+    released.set()
+    for thread in threading.enumerate():
+        if thread.name == "answer":
+            thread.join(timeout=10)
+
+
+def test_an_answer_that_cannot_be_stopped_is_left_behind_with_a_verdict_that_says_so_and_the_next_check_runs():
+    import threading
+
+    released = threading.Event()
+
+    def stuck(x):
+        released.wait()  # blocked in C (a lock): Python delivers the checker's stop only when the call returns
+
+    try:
+        with pytest.raises(Rejected) as caught:
+            call_watched(stuck, 1, limit=0.5)
+        assert "more than 0.5 s and could not be stopped" in caught.value.verdict.message
+        assert "restart the kernel" in caught.value.verdict.message
+        assert _answers_alive(), "the stuck answer was expected to be left behind, still running"
+        assert run_answer(lambda: torch.ones(2).sum().item()) == 2.0
+        assert threading.active_count() < 50
+    finally:
+        _release(released)
+
+
+def test_an_answer_that_swallows_the_stop_in_a_loop_gets_the_verdict_of_what_happened_and_the_next_check_runs():
+    """A catch-all loop may outlast the checker's stops or not: where a stop lands between the ``except`` and the
+    next ``try`` (the loop's jump back), it ends the answer. On Python 3.11 it was left behind; on 3.13 (Colab's:
+    scripts/test-colab-python.sh) a stop landed there and ended it. The verdict says which (a stop that lands after
+    the checker gave up is not seen: "could not be stopped" is then the safe word)."""
+    import threading
+
+    released = threading.Event()
 
     def stubborn(x):
         while not released.is_set():
@@ -210,13 +250,14 @@ def test_an_answer_that_swallows_the_stop_in_a_loop_is_left_behind_and_the_next_
     try:
         with pytest.raises(Rejected) as caught:
             call_watched(stubborn, 1, limit=0.5)
-        assert "more than 0.5 s" in caught.value.verdict.message
-        left = [thread for thread in threading.enumerate() if thread.name == "answer" and thread.is_alive()]
-        assert left, "the stubborn answer was expected to be left behind, still running"
+        message = caught.value.verdict.message
+        stopped = "more than 0.5 s and was stopped" in message
+        assert stopped or "more than 0.5 s and could not be stopped" in message, message
+        if stopped:  # then it has ended (its last line, done.set(), has run): no thread goes on
+            for thread in _answers_alive():
+                thread.join(timeout=2)
+            assert not _answers_alive()
         assert run_answer(lambda: torch.ones(2).sum().item()) == 2.0
         assert threading.active_count() < 50
     finally:
-        released.set()
-        for thread in threading.enumerate():
-            if thread.name == "answer":
-                thread.join(timeout=10)
+        _release(released)

