@@ -174,7 +174,10 @@ def caption_blocks(code: str) -> list[Block]:
                  ("alt", next((k.value for k in call.keywords if k.arg == "alt"), None))]
         for kind, value in texts:
             if value is not None:
-                text = value.value if isinstance(value, ast.Constant) else ast.unparse(value)
+                # an f-string's own source, not ast.unparse's: that one writes f-strings differently on Python
+                # 3.12 and later (PEP 701), and every recorded text alternative read as changed there
+                text = value.value if isinstance(value, ast.Constant) else (
+                    ast.get_source_segment(source, value) or ast.unparse(value))
                 blocks.append(Block(kind, str(text)))
     return blocks
 
